@@ -1,0 +1,42 @@
+"""CrawlConfig: every setting of one crawl, validated once, passed explicitly."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+VERSION = "0.1.0"
+PRODUCT = "bfs-crawler"
+ABOUT_URL = "https://pypi.org/project/bfs-crawler/"
+DEFAULT_USER_AGENT = f"{PRODUCT}/{VERSION} (+{ABOUT_URL})"
+
+
+@dataclass(frozen=True)
+class CrawlConfig:
+    seeds: tuple[str, ...]            # normalized http(s) URLs, level 0
+    out: Path                         # output directory
+    max_depth: int = 3                # deepest level fetched; 0 = no limit
+    max_pages: int = 1000             # URLs fetched at most; 0 = no limit
+    max_seconds: float = 0            # wall-clock budget; 0 = no limit
+    workers: int = 8                  # fetching threads
+    per_host: int = 1                 # requests in flight per host
+    delay: float = 1.0                # seconds between two requests to one host
+    timeout: float = 10.0             # seconds per request (connect and whole body)
+    max_bytes: int = 10_000_000       # decoded body cap per page, bytes
+    max_redirects: int = 10
+    user_agent: str = DEFAULT_USER_AGENT
+    obey_robots: bool = True
+    scope: str = "host"               # host | domain | any
+    include: tuple[str, ...] = ()     # regexes; a URL must match one (if any given)
+    exclude: tuple[str, ...] = ()     # regexes; a URL matching one is skipped
+    max_url_length: int = 2048        # characters; longer URLs are skipped (traps); 0 = no limit
+    dedup: str = "stringhash"         # URL-seen algorithm, see urlfilter.SEEN_ALGORITHMS
+    bloom_capacity: int = 1_000_000   # expected URLs, for --dedup bloom
+    bloom_error: float = 1e-3         # target false-positive rate, for --dedup bloom
+    extractor: str = "bs4"            # link extractor, see textfilter.EXTRACTORS
+    fold_www: bool = False            # treat www.host and host as one
+    drop_query: bool = False          # drop every query string before dedup
+    progress: bool = True             # print level summaries to stderr while crawling
+
+    def limits(self) -> dict:
+        return {"max_depth": self.max_depth, "max_pages": self.max_pages,
+                "max_seconds": self.max_seconds}

@@ -1,0 +1,209 @@
+"""Controller: the level-tracked breadth-first crawl loop.
+
+The loop (``Crawl.run``) is the design paper's flow chart: take URLs from
+URL_List, let workers GetPage and parse them (TextFilter + GetURLs), pass
+the links through URL_Filter, append the new ones to URL_List, record the
+page, and repeat until a stop condition holds. Worker threads only fetch
+and parse; every piece of crawl state (seen-set, frontier, files, counters)
+is touched by this thread alone, apart from the seen-set check of redirect
+targets, which takes a lock.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, replace
+
+from controller.config import CrawlConfig
+from controller.stats import build_stats
+from controller.store import PageFiles, PageStore
+from controller.tally import Tally
+from controller.trace import TraceLog, utc_now
+from getpage import FetchConfig, Fetcher, FetchResult
+from textfilter import Parsed, parse
+from urlfilter import UrlRules, make_seen, normalize
+from urllist import MemoryFrontier, QueuedUrl
+
+POLL_SECONDS = 0.25  # how often the loop looks at stop requests while waiting
+
+
+@dataclass(frozen=True)
+class Visit:
+    """What a worker brings back for one URL."""
+    result: FetchResult
+    parsed: Parsed | None
+    fetched_at: str
+
+
+class Crawl:
+    def __init__(self, config: CrawlConfig, *, fetcher=None, on_level=None) -> None:
+        self.config = config
+        self.rules = UrlRules.from_seeds(config.seeds, config.scope, config.include,
+                                         config.exclude, config.max_url_length)
+        self.seen = make_seen(config.dedup, capacity=config.bloom_capacity,
+                              error_rate=config.bloom_error)
+        self.frontier = MemoryFrontier()
+        self.fetcher = fetcher or Fetcher(_fetch_config(config), redirect_check=self._redirect_check)
+        self.store = PageStore(config.out)
+        self.trace = TraceLog(config.out / "trace.log")
+        self.tally = Tally()
+        self.on_level = on_level          # called with (level, LevelTally) when a level ends
+        self.stop_reason = ""
+        self._seen_lock = threading.Lock()
+        self._handed_out = 0
+        self._levels_closed = 0
+        self._started = 0.0
+
+    # -- the loop ---------------------------------------------------------
+    def run(self) -> dict:
+        self._started = time.monotonic()
+        self.trace.start(self.config.seeds)
+        self._enqueue(self.config.seeds, level=0, parent_id=None)
+        with ThreadPoolExecutor(self.config.workers, thread_name_prefix="getpage") as pool:
+            in_flight: dict[Future, QueuedUrl] = {}
+            while True:
+                for item in self._next_batch(len(in_flight)):
+                    in_flight[pool.submit(self._visit, item)] = item
+                if not in_flight:
+                    break
+                done, _ = wait(in_flight, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
+                for future in done:
+                    self._record(in_flight.pop(future), future.result())
+        return self._finish()
+
+    def request_stop(self, reason: str) -> None:
+        """Stop handing out URLs; in-flight fetches finish and are recorded."""
+        self.stop_reason = self.stop_reason or reason
+
+    # -- steps of the loop ------------------------------------------------
+    def _next_batch(self, busy: int) -> list[QueuedUrl]:
+        limits = self.config
+        if limits.max_seconds and time.monotonic() - self._started >= limits.max_seconds:
+            self.request_stop("max-seconds")
+        if limits.max_pages and self._handed_out >= limits.max_pages:
+            self.request_stop("max-pages")
+        if self.stop_reason:
+            return []
+        n = limits.workers - busy
+        if limits.max_pages:
+            n = min(n, limits.max_pages - self._handed_out)
+        batch = self.frontier.pop(n)
+        self._handed_out += len(batch)
+        return batch
+
+    def _visit(self, item: QueuedUrl) -> Visit:
+        """Runs in a worker thread: GetPage, then one parse for text and links."""
+        fetched_at = utc_now()
+        result = self.fetcher.fetch(item.url)
+        parsed = None
+        if result.is_html:
+            try:
+                parsed = parse(result.text, result.final_url, self.config.extractor)
+            except Exception as exc:  # one odd page must not end a long crawl
+                result = replace(result, error=f"parse: {type(exc).__name__}: {exc}")
+        return Visit(result, parsed, fetched_at)
+
+    def _record(self, item: QueuedUrl, visit: Visit) -> None:
+        result, parsed = visit.result, visit.parsed
+        links = self._filter_links(parsed) if parsed else []
+        new = self._enqueue(links, item.level + 1, item.id) if self._expands(item) else []
+        files = self.store.save_page(item.id, result.body, parsed.text) if parsed else PageFiles()
+        self.store.add_row(_row(item, visit, files, len(links), len(new)))
+        self.store.add_edges(item.id, item.url, links)
+        self.trace.fetch(item.level, item.id, result.status, len(result.body),
+                         result.elapsed_ms, item.url, result.error)
+        self.tally.count_fetch(item.level, result.error, parsed is not None, len(new), len(result.body))
+        if parsed:
+            self.tally.count_text(parsed.source_chars, len(parsed.text), parsed.filtered_ratio)
+        self.frontier.done(item)
+        self._close_levels()
+
+    # -- URL_Filter and URL_List ------------------------------------------
+    def _filter_links(self, parsed: Parsed) -> list[str]:
+        """Distinct normalized links that pass the rules, in document order."""
+        accepted: dict[str, None] = {}
+        for href in parsed.links:
+            url = self._normalize(href, parsed.base_url)
+            reason = "not-http" if url is None else self.rules.reject_reason(url)
+            if reason:
+                self.tally.skipped[reason] += 1
+            else:
+                accepted[url] = None
+        return list(accepted)
+
+    def _expands(self, item: QueuedUrl) -> bool:
+        return not self.config.max_depth or item.level < self.config.max_depth
+
+    def _enqueue(self, urls, level: int, parent_id: int | None) -> list[QueuedUrl]:
+        items: list[QueuedUrl] = []
+        with self._seen_lock:
+            for url in urls:
+                if self.seen.add(url):
+                    items.append(QueuedUrl(self.frontier.next_id + len(items), url, level, parent_id))
+                else:
+                    self.tally.skipped["seen"] += 1
+        self.frontier.push(items)
+        return items
+
+    def _redirect_check(self, url: str) -> str | None:
+        """Called by GetPage for each redirect hop: the target must pass URL_Filter
+        and be new, so a page reached by a redirect is still fetched once."""
+        target = self._normalize(url, None)
+        if target is None:
+            return "not http(s)"
+        reason = self.rules.reject_reason(target)
+        if reason:
+            return f"out of {reason} rules"
+        with self._seen_lock:
+            if not self.seen.add(target):
+                return "target already seen"
+        return None
+
+    def _normalize(self, href: str, base: str | None) -> str | None:
+        return normalize(href, base, fold_www=self.config.fold_www, drop_query=self.config.drop_query)
+
+    # -- levels and the end -----------------------------------------------
+    def _close_levels(self) -> None:
+        flags = self.frontier.level_flags
+        while self._levels_closed < self.frontier.finished_levels:
+            k = self._levels_closed
+            self._levels_closed += 1
+            level = self.tally.level(k)
+            level.m = flags[k + 1] if k + 1 < len(flags) else len(self.frontier)
+            self.trace.level(k, level.urls, level.new_urls, level.m)
+            if self.on_level:
+                self.on_level(k, level)
+
+    def _finish(self) -> dict:
+        reason = self.stop_reason or "queue-empty"
+        elapsed = time.monotonic() - self._started
+        stats = build_stats(self, reason, elapsed)
+        self.trace.end(reason, self.tally.urls, elapsed)
+        self.store.write_stats(stats)
+        self.store.close()
+        self.trace.close()
+        self.fetcher.close()
+        return stats
+
+
+def _fetch_config(config: CrawlConfig) -> FetchConfig:
+    return FetchConfig(user_agent=config.user_agent, timeout=config.timeout,
+                       max_redirects=config.max_redirects, max_bytes=config.max_bytes,
+                       delay=config.delay, per_host=config.per_host,
+                       obey_robots=config.obey_robots)
+
+
+def _row(item: QueuedUrl, visit: Visit, files: PageFiles, out_links: int, new_links: int) -> dict:
+    result, parsed = visit.result, visit.parsed
+    return {
+        "id": item.id, "url": item.url, "final_url": result.final_url, "level": item.level,
+        "parent_id": item.parent_id, "status": result.status or "",
+        "content_type": result.content_type, "encoding": result.encoding,
+        "bytes": len(result.body), "text_chars": len(parsed.text) if parsed else "",
+        "filtered_ratio": parsed.filtered_ratio if parsed else "",
+        "out_links": out_links, "new_links": new_links, "fetched_at": visit.fetched_at,
+        "elapsed_ms": round(result.elapsed_ms, 1), "html_path": files.html_path,
+        "text_path": files.text_path, "error": result.error,
+        "title": parsed.title if parsed else "",
+    }

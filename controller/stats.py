@@ -1,0 +1,42 @@
+"""stats.json: the totals of one crawl, built from the Controller's counters."""
+from __future__ import annotations
+
+import platform
+from dataclasses import asdict
+
+from controller.config import VERSION
+from controller.trace import utc_now
+
+
+def build_stats(crawl, stop_reason: str, elapsed: float) -> dict:
+    tally, config = crawl.tally, crawl.config
+    seconds = max(elapsed, 1e-9)
+    return {
+        "crawler_version": VERSION,
+        "finished_at": utc_now(),
+        "stop_reason": stop_reason,
+        "seeds": list(config.seeds),
+        "elapsed_seconds": round(elapsed, 3),
+        "urls": tally.urls,
+        "pages": tally.pages,
+        "errors": tally.errors,
+        "errors_by_kind": dict(tally.errors_by_kind),
+        "bytes": tally.bytes,
+        "pages_per_second": round(tally.urls / seconds, 2),
+        "kb_per_second": round(tally.bytes / 1024 / seconds, 2),
+        "levels": [dict(level=k, **asdict(row)) for k, row in enumerate(tally.levels)],
+        "level_flags": list(crawl.frontier.level_flags),
+        "queue_total": len(crawl.frontier),
+        "skipped_links": dict(tally.skipped),
+        "filtered_ratio": tally.filtered_ratio(),
+        "dedup": {"algorithm": config.dedup, **crawl.seen.stats()},
+        "settings": _settings(config),
+        "python": platform.python_version(),
+    }
+
+
+def _settings(config) -> dict:
+    settings = asdict(config)
+    settings["out"] = str(config.out)
+    settings["seeds"] = list(config.seeds)
+    return settings

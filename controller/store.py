@@ -1,0 +1,92 @@
+"""The page store: the output directory other tools read.
+
+Layout (the contract; columns are only ever added at the end):
+  pages/<id>.html  raw response bytes      text/<id>.txt  TextFilter text, UTF-8
+  index.csv        one row per fetched URL  edges.csv     from_id,from_url,to_url
+  stats.json       totals, written at the end (and on Ctrl-C)
+File names come from ids, never from URL text, so no URL can write outside DIR.
+Rows are flushed as they are written, so a killed crawl leaves readable files.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+INDEX_COLUMNS = (
+    "id", "url", "final_url", "level", "parent_id", "status", "content_type",
+    "encoding", "bytes", "text_chars", "filtered_ratio", "out_links", "new_links",
+    "fetched_at", "elapsed_ms", "html_path", "text_path", "error", "title",
+)
+EDGE_COLUMNS = ("from_id", "from_url", "to_url")
+
+
+class OutputError(Exception):
+    """The output directory cannot be used; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class PageFiles:
+    html_path: str = ""   # relative to the output directory, "" when not saved
+    text_path: str = ""
+
+
+class PageStore:
+    def __init__(self, out: Path) -> None:
+        self.out = Path(out)
+        _prepare(self.out)
+        self._index_file = open(self.out / "index.csv", "w", newline="", encoding="utf-8")
+        self._edges_file = open(self.out / "edges.csv", "w", newline="", encoding="utf-8")
+        self._index = csv.writer(self._index_file)
+        self._edges = csv.writer(self._edges_file)
+        self._index.writerow(INDEX_COLUMNS)
+        self._edges.writerow(EDGE_COLUMNS)
+
+    def save_page(self, page_id: int, body: bytes, text: str) -> PageFiles:
+        html_path = f"pages/{page_id}.html"
+        text_path = f"text/{page_id}.txt"
+        (self.out / html_path).write_bytes(body)
+        (self.out / text_path).write_text(text, encoding="utf-8")
+        return PageFiles(html_path, text_path)
+
+    def add_row(self, row: dict) -> None:
+        self._index.writerow([_cell(row.get(name)) for name in INDEX_COLUMNS])
+        self._index_file.flush()
+
+    def add_edges(self, from_id: int, from_url: str, to_urls: list[str]) -> None:
+        self._edges.writerows((from_id, from_url, to) for to in to_urls)
+        self._edges_file.flush()
+
+    def write_stats(self, stats: dict) -> None:
+        # Write-then-rename: a crash never leaves a half-written stats.json.
+        tmp = self.out / "stats.json.tmp"
+        tmp.write_text(json.dumps(stats, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+        os.replace(tmp, self.out / "stats.json")
+
+    def close(self) -> None:
+        self._index_file.close()
+        self._edges_file.close()
+
+
+def _cell(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.4f}".rstrip("0").rstrip(".") if value else "0"
+    return str(value)
+
+
+def _prepare(out: Path) -> None:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "pages").mkdir(exist_ok=True)
+        (out / "text").mkdir(exist_ok=True)
+        probe = out / ".write-test"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise OutputError(f"cannot write to output directory {out}: {reason}; "
+                          f"choose another --out") from None

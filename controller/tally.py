@@ -1,0 +1,62 @@
+"""Counters of one crawl: per level, per skip reason, and totals for stats.json."""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+
+@dataclass
+class LevelTally:
+    urls: int = 0        # URLs fetched (rows in index.csv), errors included
+    pages: int = 0       # HTML pages saved
+    errors: int = 0      # rows with an error
+    new_urls: int = 0    # URLs this level's pages added to the queue
+    m: int | None = None  # queue total when the level was finished (the level flag)
+
+
+@dataclass
+class Tally:
+    levels: list[LevelTally] = field(default_factory=list)
+    skipped: Counter = field(default_factory=Counter)   # links not queued, by reason
+    errors_by_kind: Counter = field(default_factory=Counter)
+    bytes: int = 0
+    source_chars: int = 0
+    text_chars: int = 0
+    ratio_sum: float = 0.0
+
+    def level(self, k: int) -> LevelTally:
+        while len(self.levels) <= k:
+            self.levels.append(LevelTally())
+        return self.levels[k]
+
+    def count_fetch(self, level: int, error: str, saved: bool, new_urls: int, size: int) -> None:
+        row = self.level(level)
+        row.urls += 1
+        row.pages += saved
+        row.new_urls += new_urls
+        self.bytes += size
+        if error:
+            row.errors += 1
+            self.errors_by_kind[error.split(":", 1)[0]] += 1
+
+    def count_text(self, source_chars: int, text_chars: int, ratio: float) -> None:
+        self.source_chars += source_chars
+        self.text_chars += text_chars
+        self.ratio_sum += ratio
+
+    @property
+    def urls(self) -> int:
+        return sum(level.urls for level in self.levels)
+
+    @property
+    def pages(self) -> int:
+        return sum(level.pages for level in self.levels)
+
+    @property
+    def errors(self) -> int:
+        return sum(level.errors for level in self.levels)
+
+    def filtered_ratio(self) -> dict:
+        overall = 1 - self.text_chars / self.source_chars if self.source_chars else 0.0
+        mean = self.ratio_sum / self.pages if self.pages else 0.0
+        return {"overall": round(overall, 4), "mean_per_page": round(mean, 4)}

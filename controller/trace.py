@@ -1,0 +1,57 @@
+"""The trace log: the crawl trajectory, one line per event, for people and awk.
+
+Fields are separated by single spaces and never move; later versions only
+add fields at the end of a line. URLs are normalized, so they hold no spaces.
+
+  <utc time> START <seed> [<seed> ...]
+  <utc time> FETCH <level> <id> <status> <bytes> <ms> <url> [<error ...>]
+  <utc time> LEVEL <level> <urls> <new_urls> <m>
+  <utc time> END <reason> <urls> <seconds>
+
+status 0 means no HTTP response (see the error); LEVEL is written when a
+level is completely processed: urls fetched at that level, new URLs its
+pages added to the queue, and m, the queue total at that moment (the
+design paper's level flag).
+"""
+from __future__ import annotations
+
+import threading
+from datetime import datetime, timezone
+from pathlib import Path
+
+HEADER = "# time event fields... (see the README, section 'trace.log')\n"
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class TraceLog:
+    def __init__(self, path: Path) -> None:
+        self._file = open(path, "w", encoding="utf-8")
+        self._lock = threading.Lock()
+        self._file.write(HEADER)
+
+    def start(self, seeds: tuple[str, ...]) -> None:
+        self._line("START", *seeds)
+
+    def fetch(self, level: int, page_id: int, status: int, size: int, ms: float,
+              url: str, error: str = "") -> None:
+        fields = [level, page_id, status, size, round(ms), url]
+        if error:
+            fields.append(" ".join(error.split()))
+        self._line("FETCH", *fields)
+
+    def level(self, level: int, urls: int, new_urls: int, m: int) -> None:
+        self._line("LEVEL", level, urls, new_urls, m)
+
+    def end(self, reason: str, urls: int, seconds: float) -> None:
+        self._line("END", reason, urls, f"{seconds:.2f}")
+
+    def close(self) -> None:
+        self._file.close()
+
+    def _line(self, event: str, *fields) -> None:
+        with self._lock:
+            self._file.write(" ".join([utc_now(), event, *map(str, fields)]) + "\n")
+            self._file.flush()

@@ -1,0 +1,14 @@
+"""TextFilter + GetURLs: HTML text in, readable text, title and raw links out.
+
+Pure: nothing here opens a socket or a file, and nothing imports the other
+crawler packages; resolving and normalising the links is URL_Filter's job.
+
+    parse(html, base_url, extractor="bs4") -> Parsed
+    extract_links(html, extractor="bs4") -> (<base href> or None, links)
+    EXTRACTORS: extractor name -> function(html) -> (<base href> or None, links)
+"""
+from textfilter.links import EXTRACTORS, extract_links
+from textfilter.parse import parse
+from textfilter.parsed import Parsed
+
+__all__ = ["EXTRACTORS", "Parsed", "extract_links", "parse"]

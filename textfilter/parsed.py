@@ -1,0 +1,14 @@
+"""Parsed: what one parse of an HTML page yields (TextFilter + GetURLs)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Parsed:
+    text: str                 # readable text, block structure kept as line breaks
+    title: str                # <title> text, whitespace collapsed ("" if none)
+    base_url: str             # URL to resolve links against (<base href> honoured)
+    links: tuple[str, ...]    # raw href/src values in document order, stripped, not resolved
+    source_chars: int         # length of the decoded HTML source
+    filtered_ratio: float     # share of the source filtered away: 1 - len(text) / source_chars

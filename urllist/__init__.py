@@ -1,0 +1,7 @@
+"""URL_List: crawl state — the frontier (total queue + level flags)."""
+from urllist.frontier import Frontier, MemoryFrontier
+from urllist.queued import QueuedUrl
+
+FRONTIERS = {"memory": MemoryFrontier}
+
+__all__ = ["Frontier", "MemoryFrontier", "QueuedUrl", "FRONTIERS"]

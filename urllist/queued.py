@@ -1,0 +1,12 @@
+"""QueuedUrl: one entry of the total queue (URL_List)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class QueuedUrl:
+    id: int              # position in the total queue, in discovery order, from 0
+    url: str             # normalized absolute URL
+    level: int           # shortest link distance from a seed (seeds are level 0)
+    parent_id: int | None  # id of the page the URL was first found on; None for seeds
