@@ -103,7 +103,8 @@ def crawl(seeds, out, **options) -> None:
 def make_config(seeds, out: Path, options: dict) -> CrawlConfig:
     quiet = options.pop("quiet")
     options["obey_robots"] = not options.pop("ignore_robots")
-    return CrawlConfig(seeds=tuple(_check_seeds(seeds)), out=out, progress=not quiet,
+    seeds = _check_seeds(seeds, fold_www=options["fold_www"], drop_query=options["drop_query"])
+    return CrawlConfig(seeds=tuple(seeds), out=out, progress=not quiet,
                        include=_check_regexes(options.pop("include"), "--include"),
                        exclude=_check_regexes(options.pop("exclude"), "--exclude"), **options)
 
@@ -149,10 +150,11 @@ def _exit_for(stats: dict) -> None:
         sys.exit(128 + signal.SIGTERM)
 
 
-def _check_seeds(seeds) -> list[str]:
+def _check_seeds(seeds, **flags) -> list[str]:
+    """Normalize seeds with the same flags as links, so scope compares like with like."""
     checked = []
     for seed in seeds:
-        url = normalize(seed)
+        url = normalize(seed, **flags)
         if url is None:
             hint = f"; did you mean http://{seed}/ ?" if "://" not in seed and seed.strip() else ""
             raise click.UsageError(f"seed {seed!r} is not an http(s) URL{hint} "

@@ -1,0 +1,84 @@
+"""The command line: one-line errors with exit 2 for bad input, and a clean
+stop on Ctrl-C / SIGTERM that keeps everything collected so far."""
+import csv
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+
+def crawler(*args, timeout=60):
+    return subprocess.run([sys.executable, "-m", "controller", *args],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.parametrize("args, words", [
+    (["crawl", "ftp://example.org/"], "not an http(s) URL"),
+    (["crawl", "example.org"], "did you mean http://example.org/"),
+    (["crawl", "http://"], "not an http(s) URL"),
+    (["crawl", "http://127.0.0.1:1/", "--max-pages", "-1"], "--max-pages"),
+    (["crawl", "http://127.0.0.1:1/", "--delay", "-0.5"], "--delay"),
+    (["crawl", "http://127.0.0.1:1/", "--scope", "planet"], "--scope"),
+    (["crawl", "http://127.0.0.1:1/", "--dedup", "list"], "--dedup"),
+    (["crawl", "http://127.0.0.1:1/", "--frobnicate"], "--frobnicate"),
+    (["crawl", "http://127.0.0.1:1/", "--exclude", "(unclosed"], "not a valid regular expression"),
+    (["crawl"], "SEED"),
+    (["fly"], "fly"),
+])
+def test_bad_input_gets_one_line_and_exit_2(tmp_path, args, words):
+    done = crawler(*args, "--out", str(tmp_path / "o")) if args[0] == "crawl" and len(args) > 1 \
+        else crawler(*args)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("crawler: error: ") and words in lines[0]
+    assert not (tmp_path / "o").exists()
+
+
+def test_unwritable_output_directory_is_a_usage_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    done = crawler("crawl", "http://127.0.0.1:1/", "--out", str(blocker / "out"))
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "cannot write to output directory" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_help_and_version_exit_0():
+    assert crawler("--help").returncode == 0
+    version = crawler("--version")
+    assert version.returncode == 0 and "0.1.0" in version.stdout
+
+
+def fetch_lines(trace):
+    if not trace.exists():
+        return 0
+    return sum(1 for line in trace.read_text().splitlines() if " FETCH " in line)
+
+
+@pytest.mark.parametrize("sig, status, reason", [(signal.SIGINT, 130, "interrupted"),
+                                                 (signal.SIGTERM, 143, "terminated")])
+def test_a_signal_stops_cleanly_and_keeps_what_was_fetched(tmp_path, demo_server, sig, status, reason):
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "controller", "crawl", demo_server.url,
+                             "--out", str(out), "--delay", "0.05", "--max-depth", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while fetch_lines(out / "trace.log") < 5 and time.monotonic() < deadline:
+        time.sleep(0.02)  # polling an observable condition, bounded by the deadline
+    proc.send_signal(sig)
+    stdout, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == status, stderr
+    assert "Traceback" not in stderr
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["stop_reason"] == reason
+    with open(out / "index.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == stats["urls"] == fetch_lines(out / "trace.log") >= 5
+    assert stats["urls"] < 400   # it stopped long before the site's end
+    for row in rows:
+        if row["html_path"]:
+            assert (out / row["html_path"]).stat().st_size == int(row["bytes"])

@@ -1,0 +1,222 @@
+"""normalize(url, base): tables of (input, base, expected), idempotence, robustness, speed."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from urlfilter import normalize
+
+RFC_BASE = "http://a/b/c/d;p?q"
+
+# RFC 3986 section 5.4, with the fragment dropped and "http://g" given its "/" path.
+RFC_EXAMPLES = [
+    ("g:h", None),
+    ("g", "http://a/b/c/g"),
+    ("./g", "http://a/b/c/g"),
+    ("g/", "http://a/b/c/g/"),
+    ("/g", "http://a/g"),
+    ("//g", "http://g/"),
+    ("?y", "http://a/b/c/d;p?y"),
+    ("g?y", "http://a/b/c/g?y"),
+    ("#s", "http://a/b/c/d;p?q"),
+    ("g#s", "http://a/b/c/g"),
+    ("g?y#s", "http://a/b/c/g?y"),
+    (";x", "http://a/b/c/;x"),
+    ("g;x", "http://a/b/c/g;x"),
+    ("g;x?y#s", "http://a/b/c/g;x?y"),
+    ("", "http://a/b/c/d;p?q"),
+    (".", "http://a/b/c/"),
+    ("./", "http://a/b/c/"),
+    ("..", "http://a/b/"),
+    ("../", "http://a/b/"),
+    ("../g", "http://a/b/g"),
+    ("../..", "http://a/"),
+    ("../../", "http://a/"),
+    ("../../g", "http://a/g"),
+    ("../../../g", "http://a/g"),
+    ("../../../../g", "http://a/g"),
+    ("/./g", "http://a/g"),
+    ("/../g", "http://a/g"),
+    ("g.", "http://a/b/c/g."),
+    (".g", "http://a/b/c/.g"),
+    ("g..", "http://a/b/c/g.."),
+    ("..g", "http://a/b/c/..g"),
+    ("./../g", "http://a/b/g"),
+    ("./g/.", "http://a/b/c/g/"),
+    ("g/./h", "http://a/b/c/g/h"),
+    ("g/../h", "http://a/b/c/h"),
+    ("g;x=1/./y", "http://a/b/c/g;x=1/y"),
+    ("g;x=1/../y", "http://a/b/c/y"),
+    ("g?y/./x", "http://a/b/c/g?y/./x"),
+    ("g?y/../x", "http://a/b/c/g?y/../x"),
+    ("g#s/./x", "http://a/b/c/g"),
+    ("g#s/../x", "http://a/b/c/g"),
+    ("http:g", "http://a/b/c/g"),          # RFC 3986's non-strict rule, as browsers do
+]
+
+# (input, base, expected)
+CASES = [
+    # scheme and host case, default ports, empty path, fragment
+    ("HTTP://Example.COM", None, "http://example.com/"),
+    ("http://example.com:80/a", None, "http://example.com/a"),
+    ("https://example.com:443/a", None, "https://example.com/a"),
+    ("http://example.com:443/a", None, "http://example.com:443/a"),
+    ("https://example.com:80/a", None, "https://example.com:80/a"),
+    ("http://example.com:08080/a", None, "http://example.com:8080/a"),
+    ("http://example.com:/a", None, "http://example.com/a"),
+    ("http://example.com/a#frag", None, "http://example.com/a"),
+    ("http://example.com/a?#frag", None, "http://example.com/a"),
+    ("http://example.com/A/B", None, "http://example.com/A/B"),
+    ("http://example.com./a", None, "http://example.com./a"),
+    # dot segments in absolute URLs, percent-encoded dots included
+    ("http://example.com/a/./b/../c", None, "http://example.com/a/c"),
+    ("http://example.com/../../a", None, "http://example.com/a"),
+    ("http://example.com/a/%2e%2E/b", None, "http://example.com/b"),
+    ("http://example.com/a/.%2e", None, "http://example.com/"),
+    ("http://example.com/a//../b", None, "http://example.com/a/b"),
+    ("http://example.com/a/.b/c.", None, "http://example.com/a/.b/c."),
+    # percent-encoding: unreserved decoded, others upper-cased, raw ones escaped
+    ("http://example.com/%7Euser/%41%62%2d%5f%2E", None, "http://example.com/~user/Ab-_."),
+    ("http://example.com/a%2fb%3a%3F", None, "http://example.com/a%2Fb%3A%3F"),
+    ("http://example.com/a b", None, "http://example.com/a%20b"),
+    ("http://example.com/caf\u00e9?q=\u00e9t\u00e9", None, "http://example.com/caf%C3%A9?q=%C3%A9t%C3%A9"),
+    ("http://example.com/\U0001f600", None, "http://example.com/%F0%9F%98%80"),
+    ("http://example.com/100%", None, "http://example.com/100%25"),
+    ("http://example.com/%zz%4", None, "http://example.com/%25zz%254"),
+    ('http://example.com/<"a">{|}^`', None, "http://example.com/%3C%22a%22%3E%7B%7C%7D%5E%60"),
+    ("http://example.com/a?q=[1]&r=x y", None, "http://example.com/a?q=%5B1%5D&r=x%20y"),
+    ("http://example.com/!$&'()*+,;=:@", None, "http://example.com/!$&'()*+,;=:@"),
+    ("http://example.com/a?b=1&a=2&b=1", None, "http://example.com/a?b=1&a=2&b=1"),
+    ("http://example.com/a?x=%7e%2f?/", None, "http://example.com/a?x=~%2F?/"),
+    # whitespace, as browsers treat it
+    ("  http://example.com/a  ", None, "http://example.com/a"),
+    ("\thttp://exa\nmple.com/a\r\nb\x00", None, "http://example.com/ab"),
+    ("\n ../x \t", "http://example.com/a/b", "http://example.com/x"),
+    # backslashes read as slashes before the query only
+    ("\\\\example.org\\a\\b?c\\d", "http://example.com/", "http://example.org/a/b?c%5Cd"),
+    ("..\\x", "http://example.com/a/b/c", "http://example.com/a/x"),
+    # relative references
+    ("page.html", "http://example.com/dir/index.html", "http://example.com/dir/page.html"),
+    ("page.html", "http://example.com", "http://example.com/page.html"),
+    ("?p=2", "http://example.com/list?p=1#top", "http://example.com/list?p=2"),
+    ("//cdn.example.com/x", "https://example.com/", "https://cdn.example.com/x"),
+    ("", "http://Example.com/a/./b#f", "http://example.com/a/b"),
+    ("#", "http://example.com/a", "http://example.com/a"),
+    ("https://other.org/x", "http://example.com/", "https://other.org/x"),
+    ("https://other.org/x", "mailto:x@y", "https://other.org/x"),
+    # hosts: IDN to punycode, IPv4, IPv6, userinfo, underscores
+    ("http://B\u00fccher.de/", None, "http://xn--bcher-kva.de/"),
+    ("http://\u4f8b\u3048.\u30c6\u30b9\u30c8/", None, "http://xn--r8jz45g.xn--zckzah/"),
+    ("http://xn--bcher-kva.de/", None, "http://xn--bcher-kva.de/"),
+    ("http://127.0.0.1:8000/a", None, "http://127.0.0.1:8000/a"),
+    ("http://[0:0::0001]:80/", None, "http://[::1]/"),
+    ("http://[2001:DB8:0:0::1]:8080/x", None, "http://[2001:db8::1]:8080/x"),
+    ("http://User:P%61ss@Example.com/", None, "http://User:Pass@example.com/"),
+    ("http://a@b@example.com/", None, "http://a%40b@example.com/"),
+    ("http://my_host.example.com/", None, "http://my_host.example.com/"),
+]
+
+FLAG_CASES = [
+    # (input, fold_www, drop_query, expected)
+    ("http://www.example.com/a?x=1", True, False, "http://example.com/a?x=1"),
+    ("http://WWW.Example.com:8080/a", True, False, "http://example.com:8080/a"),
+    ("http://www.www.example.com/", True, False, "http://example.com/"),
+    ("http://www.com/", True, False, "http://www.com/"),
+    ("http://www.com./", True, False, "http://www.com./"),
+    ("http://wwwx.example.com/", True, False, "http://wwwx.example.com/"),
+    ("http://www.example.com/a?x=1#f", False, True, "http://www.example.com/a"),
+    ("http://www.example.com/a?x=1", True, True, "http://example.com/a"),
+]
+
+REJECTED = [
+    ("mailto:someone@example.com", None),
+    ("javascript:void(0)", "http://example.com/"),
+    ("JavaScript:alert(1)", "http://example.com/"),
+    ("tel:+123", "http://example.com/"),
+    ("data:text/html,<a>", "http://example.com/"),
+    ("ftp://example.com/file", None),
+    ("file:///etc/passwd", None),
+    ("about:blank", "http://example.com/"),
+    ("", None),
+    ("   \t\n", None),
+    ("page.html", None),                       # relative without a base
+    ("page.html", "mailto:x@y"),               # relative against a non-http base
+    ("page.html", "not a url"),
+    ("/a", "ftp://example.com/"),
+    ("https:g", "http://a/b/"),                # other scheme: not relative
+    ("http://", None),
+    ("http:///a", None),
+    ("http://:80/", None),
+    ("http://exa mple.com/", None),
+    ("http://exa%6dple.com/", None),
+    ("http://a..b/", None),
+    ("http://" + "a" * 64 + ".com/", None),
+    ("http://example.com:65536/", None),
+    ("http://example.com:0/", None),
+    ("http://example.com:-1/", None),
+    ("http://example.com:8o/", None),
+    ("http://example.com:80:80/", None),
+    ("http://[::1/", None),
+    ("http://[zz::1]/", None),
+    ("http://[::1]x/", None),
+    ("http://b\u00fccher..de/", None),
+    ("http://example.com/\ud800", None),       # lone surrogate cannot become UTF-8
+    ("//example.com/a", None),
+]
+
+
+@pytest.mark.parametrize("url, expected", RFC_EXAMPLES)
+def test_rfc3986_reference_resolution(url, expected):
+    assert normalize(url, RFC_BASE) == expected
+
+
+@pytest.mark.parametrize("url, base, expected", CASES)
+def test_normalize_table(url, base, expected):
+    assert normalize(url, base) == expected
+
+
+@pytest.mark.parametrize("url, fold_www, drop_query, expected", FLAG_CASES)
+def test_flags(url, fold_www, drop_query, expected):
+    assert normalize(url, fold_www=fold_www, drop_query=drop_query) == expected
+
+
+@pytest.mark.parametrize("url, base", REJECTED)
+def test_rejected_inputs_give_none(url, base):
+    assert normalize(url, base) is None
+
+
+def _all_outputs():
+    outputs = [expected for _, expected in RFC_EXAMPLES if expected]
+    outputs += [expected for _, _, expected in CASES]
+    outputs += [expected for *_, expected in FLAG_CASES]
+    return outputs
+
+
+@pytest.mark.parametrize("url", _all_outputs())
+def test_idempotent_and_plain_ascii(url):
+    assert normalize(url) == url
+    assert normalize(url, "http://unrelated.example/x/y") == url
+    assert url.isascii() and " " not in url and "#" not in url
+
+
+@pytest.mark.parametrize("url, fold_www, drop_query, expected", FLAG_CASES)
+def test_flags_idempotent(url, fold_www, drop_query, expected):
+    assert normalize(expected, fold_www=fold_www, drop_query=drop_query) == expected
+
+
+def test_random_inputs_never_raise_and_stay_idempotent():
+    rng = random.Random(20240601)
+    pieces = ["http://", "https://", "HTTP://", "//", "/", "./", "../", ".", "..", "?", "#", "%",
+              "%2e", "%41", "%zz", "a", "B", "é", "€", "\U0001f600", " ", "\t", ":", "@", "[", "]",
+              "::1", "80", ":8080", "www.", "example.com", "\\", ";", "=", "&", "~", "\x00",
+              "mailto:", "javascript:", "xn--", "-", "_"]
+    base = "http://base.example/dir/page?q=1"
+    for _ in range(5000):
+        url = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        for flags in ({}, {"fold_www": True, "drop_query": True}):
+            result = normalize(url, base, **flags)
+            if result is None:
+                continue
+            assert result.isascii() and result.startswith(("http://", "https://")), (url, result)
+            assert normalize(result, **flags) == result, (url, result)

@@ -1,0 +1,156 @@
+"""UrlRules: scope, include/exclude, extensions, length, and the reason given."""
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import pytest
+
+from urlfilter import DEFAULT_DENY_EXTENSIONS, UrlRules
+
+SEEDS = ["http://www.example.com/", "http://127.0.0.1:8080/start", "http://[::1]:9000/"]
+
+
+def reason(url, scope="host", seeds=SEEDS, **options):
+    return UrlRules.from_seeds(seeds, scope, **options).reject_reason(url)
+
+
+@pytest.mark.parametrize("url, expected", [
+    ("http://www.example.com/a", None),
+    ("https://www.example.com/a", None),                  # scheme is not part of the host
+    ("http://user:pw@www.example.com/a", None),           # nor is userinfo
+    ("http://example.com/a", "scope"),
+    ("http://sub.www.example.com/a", "scope"),
+    ("http://www.example.com:8080/a", "scope"),
+    ("http://127.0.0.1:8080/other", None),
+    ("http://127.0.0.1/other", "scope"),
+    ("http://127.0.0.1:8081/other", "scope"),
+    ("http://[::1]:9000/x", None),
+    ("http://[::1]/x", "scope"),
+    ("http://other.org/", "scope"),
+])
+def test_host_scope_is_exact_host_and_port(url, expected):
+    assert reason(url, "host") == expected
+
+
+@pytest.mark.parametrize("url, expected", [
+    ("http://example.com/", None),
+    ("http://www.example.com/", None),
+    ("https://blog.example.com:8443/", None),              # port ignored in domain scope
+    ("http://a.b.example.com/", None),
+    ("http://example.com./", None),
+    ("http://notexample.com/", "scope"),
+    ("http://example.com.evil.org/", "scope"),
+    ("http://com/", "scope"),
+    ("http://127.0.0.1:9999/", None),                     # an IP seed admits that IP, any port
+    ("http://10.127.0.0.1/", "scope"),
+    ("http://1.127.0.0.1/", "scope"),                     # no "subdomains" of an IP
+    ("http://[::1]:1234/", None),
+    ("http://[::2]:9000/", "scope"),
+])
+def test_domain_scope_is_seed_domain_and_subdomains(url, expected):
+    assert reason(url, "domain") == expected
+
+
+def test_domain_scope_keeps_a_non_www_seed_host_whole():
+    rules = UrlRules.from_seeds(["http://shop.example.com/"], "domain")
+    assert rules.reject_reason("http://eu.shop.example.com/") is None
+    assert rules.reject_reason("http://example.com/") == "scope"
+    assert rules.reject_reason("http://blog.example.com/") == "scope"
+
+
+def test_any_scope_accepts_every_host():
+    assert reason("http://anything.invalid:81/x", "any") is None
+    assert reason("https://[2001:db8::1]/", "any") is None
+
+
+def test_seed_hosts_are_host_and_port_as_in_normalized_urls():
+    rules = UrlRules.from_seeds(SEEDS)
+    assert rules.seed_hosts == frozenset({"www.example.com", "127.0.0.1:8080", "[::1]:9000"})
+
+
+@pytest.mark.parametrize("path, expected", [
+    ("/photo.jpg", "extension"),
+    ("/photo.JPG", "extension"),
+    ("/a/b/archive.tar.gz", "extension"),
+    ("/doc.pdf;jsessionid=ABC", "extension"),
+    ("/api/data.json", "extension"),
+    ("/export.csv", "extension"),
+    ("/style.css", "extension"),
+    ("/app.js", "extension"),
+    ("/font.woff2", "extension"),
+    ("/sitemap.xml", None),
+    ("/page.html", None),
+    ("/notes.txt", None),
+    ("/", None),
+    ("/images.jpg/", None),                               # the last segment is empty
+    ("/download?file=photo.jpg", None),                   # the query is not the path
+    ("/.jpg", None),                                      # a dot file, not an extension
+    ("/jpg", None),
+])
+def test_denied_extensions_by_last_path_segment(path, expected):
+    assert reason("http://www.example.com" + path) == expected
+
+
+def test_default_deny_list_contents():
+    for extension in ("png", "mp4", "zip", "docx", "exe", "ttf", "json", "csv"):
+        assert extension in DEFAULT_DENY_EXTENSIONS
+    for extension in ("xml", "html", "htm", "php", "txt"):
+        assert extension not in DEFAULT_DENY_EXTENSIONS
+
+
+def test_custom_deny_extensions():
+    rules = dataclasses.replace(UrlRules.from_seeds(SEEDS), deny_extensions=frozenset({"php"}))
+    assert rules.reject_reason("http://www.example.com/index.php") == "extension"
+    assert rules.reject_reason("http://www.example.com/photo.jpg") is None
+
+
+def test_include_requires_one_match_and_exclude_rejects_any():
+    rules = UrlRules.from_seeds(SEEDS, include=[r"/docs/", r"/blog/"], exclude=[r"\?.*sort=", "/private"])
+    assert rules.reject_reason("http://www.example.com/docs/a") is None
+    assert rules.reject_reason("http://www.example.com/blog/b?page=2") is None
+    assert rules.reject_reason("http://www.example.com/shop/") == "include"
+    assert rules.reject_reason("http://www.example.com/docs/a?sort=asc") == "exclude"
+    assert rules.reject_reason("http://www.example.com/blog/private") == "exclude"
+
+
+def test_compiled_patterns_are_accepted():
+    rules = UrlRules.from_seeds(SEEDS, include=[re.compile("DOCS", re.I)])
+    assert rules.reject_reason("http://www.example.com/docs/") is None
+
+
+@pytest.mark.parametrize("kind", ["include", "exclude"])
+def test_bad_regex_is_a_readable_value_error(kind):
+    with pytest.raises(ValueError, match=rf"bad {kind} pattern '\(unclosed': missing \)"):
+        UrlRules.from_seeds(SEEDS, **{kind: ["fine", "(unclosed"]})
+
+
+def test_length_limit():
+    base = "http://www.example.com/"
+    assert reason(base + "a" * (2048 - len(base))) is None
+    assert reason(base + "a" * (2049 - len(base))) == "length"
+    assert reason(base + "a" * 10, max_url_length=20) == "length"
+    assert reason(base + "a" * 5000, max_url_length=0) is None
+
+
+def test_reasons_are_checked_cheapest_first():
+    rules = UrlRules.from_seeds(SEEDS, include=["nomatch"], exclude=[r"/x\."], max_url_length=60)
+    assert rules.reject_reason("http://other.org/x.jpg" + "a" * 60) == "length"
+    assert rules.reject_reason("http://other.org/x.jpg") == "scope"
+    assert rules.reject_reason("http://www.example.com/x.jpg") == "extension"
+    assert rules.reject_reason("http://www.example.com/x.html") == "exclude"
+    assert rules.reject_reason("http://www.example.com/y.html") == "include"
+
+
+def test_invalid_settings_raise():
+    with pytest.raises(ValueError, match="unknown scope 'site'; valid scopes: host, domain, any"):
+        UrlRules.from_seeds(SEEDS, "site")
+    with pytest.raises(ValueError, match="max_url_length"):
+        UrlRules.from_seeds(SEEDS, max_url_length=-1)
+
+
+def test_rules_are_frozen_values():
+    rules = UrlRules.from_seeds(SEEDS)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        rules.scope = "any"
+    assert rules == UrlRules.from_seeds(list(reversed(SEEDS)))

@@ -1,0 +1,13 @@
+"""URL_Filter: turns links into canonical URLs and decides which may be enqueued.
+
+Owns URL normalization (``normalize``), the scope and filter rules
+(``UrlRules``) and the URL-seen structures (``make_seen`` and the
+``SEEN_ALGORITHMS`` registry), where the design paper puts dedup.  Pure: no
+sockets, no files, no imports from the other crawler packages.
+"""
+from urlfilter.normalize import normalize
+from urlfilter.rules import DEFAULT_DENY_EXTENSIONS, SCOPES, UrlRules
+from urlfilter.seen import SEEN_ALGORITHMS, UrlSeen, make_seen
+
+__all__ = ["DEFAULT_DENY_EXTENSIONS", "SCOPES", "SEEN_ALGORITHMS", "UrlRules", "UrlSeen",
+           "make_seen", "normalize"]

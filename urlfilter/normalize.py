@@ -1,0 +1,276 @@
+"""URL normalization: one canonical absolute http(s) URL per resource.
+
+This module owns ``normalize(url, base)``: it resolves a link against the page
+it was found on (RFC 3986 section 5.2) and rewrites the result into the one
+spelling the crawler uses for dedup, scope rules and fetching.  It is pure: no
+sockets, no files, no growing caches.
+"""
+from __future__ import annotations
+
+import functools
+import ipaddress
+import re
+from urllib.parse import urlsplit
+
+__all__ = ["normalize"]
+
+_DEFAULT_PORTS = {"http": "80", "https": "443"}
+
+# WHATWG strips C0 controls and space around a URL and deletes tab/CR/LF inside it.
+_SURROUNDING_JUNK = "".join(map(chr, range(0x21)))
+_DELETE_INSIDE = str.maketrans("", "", "\t\n\r")
+
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_SUB_DELIMS = "!$&'()*+,;="
+
+# Characters that may stay raw.  Path and query share one set: '?' can never
+# reach a path after splitting, so allowing it keeps one fast check for both.
+_PATH_QUERY_CLEAN = re.compile(r"[A-Za-z0-9\-._~" + re.escape(_SUB_DELIMS) + r":@/?]*").fullmatch
+_USERINFO_CLEAN = re.compile(r"[A-Za-z0-9\-._~" + re.escape(_SUB_DELIMS) + r":]*").fullmatch
+# An escape, a stray '%', or a run of characters that must be escaped.
+_PATH_QUERY_FIX = re.compile(
+    r"%[0-9A-Fa-f]{2}|%|[^A-Za-z0-9\-._~" + re.escape(_SUB_DELIMS) + r":@/?%]+").sub
+_USERINFO_FIX = re.compile(
+    r"%[0-9A-Fa-f]{2}|%|[^A-Za-z0-9\-._~" + re.escape(_SUB_DELIMS) + r":%]+").sub
+
+# A registered name after lower-casing: labels of 1-63 characters, optional
+# final dot.  '_' is not DNS-legal but real hosts use it, so it is tolerated.
+_HOST_NAME = re.compile(r"[a-z0-9_-]{1,63}(?:\.[a-z0-9_-]{1,63})*\.?").fullmatch
+
+
+def _escape_table() -> dict[str, str]:
+    """Every spelling of every %XX escape -> its normal form (decoded or upper hex)."""
+    table = {}
+    for byte in range(256):
+        char = chr(byte)
+        normal = char if char in _UNRESERVED else f"%{byte:02X}"
+        high, low = f"{byte:02x}"
+        for h in {high, high.upper()}:
+            for l in {low, low.upper()}:
+                table[f"%{h}{l}"] = normal
+    return table
+
+
+_ESCAPES = _escape_table()
+
+
+def _fix_match(match: re.Match) -> str:
+    text = match.group()
+    normal = _ESCAPES.get(text)
+    if normal is not None:
+        return normal
+    if text == "%":
+        return "%25"
+    return "".join([f"%{b:02X}" for b in text.encode("utf-8")])
+
+
+def _normalize_escapes(component: str, clean, fix) -> str:
+    """Decode escaped unreserved characters, upper-case other escapes, escape what may not be raw."""
+    if clean(component):
+        return component
+    return fix(_fix_match, component)
+
+
+def remove_dot_segments(path: str) -> str:
+    """RFC 3986 section 5.2.4 for a path that is empty or starts with '/'."""
+    if "/." not in path:
+        return path
+    segments = path.split("/")
+    kept: list[str] = []
+    for segment in segments[1:]:
+        if segment == "..":
+            if kept:
+                kept.pop()
+        elif segment != ".":
+            kept.append(segment)
+    if segments[-1] in (".", ".."):
+        kept.append("")
+    return "/" + "/".join(kept)
+
+
+def _clean_input(url: str) -> str:
+    """What a browser does to an href before parsing it."""
+    url = url.strip(_SURROUNDING_JUNK)
+    if "\t" in url or "\n" in url or "\r" in url:
+        url = url.translate(_DELETE_INSIDE)
+    if "\\" in url:
+        url = _backslashes_to_slashes(url)
+    return url
+
+
+def _backslashes_to_slashes(url: str) -> str:
+    # Browsers read '\' as '/' in http(s) URLs, but only before the query.
+    cut = len(url)
+    for delimiter in "?#":
+        found = url.find(delimiter)
+        if 0 <= found < cut:
+            cut = found
+    return url[:cut].replace("\\", "/") + url[cut:]
+
+
+@functools.lru_cache(maxsize=64)
+def _split_base(base: str) -> tuple[str, str, str, str] | None:
+    """(scheme, netloc, path, query) of an absolute http(s) base, else None.
+
+    Cached because every link of a page shares one base; the cache is bounded.
+    """
+    try:
+        scheme, netloc, path, query, _ = urlsplit(_clean_input(base))
+    except ValueError:
+        return None
+    if scheme not in _DEFAULT_PORTS or not netloc:
+        return None
+    return scheme, netloc, path, query
+
+
+def _has_authority(rest: str) -> bool:
+    return rest.startswith("//")
+
+
+def _resolve(url: str, base: str | None) -> tuple[str, str, str, str] | None:
+    """RFC 3986 section 5.2.2 (with its non-strict same-scheme rule): (scheme, netloc, path, query)."""
+    scheme, netloc, path, query, _ = urlsplit(url)
+    if scheme:
+        rest = url[len(scheme) + 1:]
+        if _has_authority(rest) or scheme not in _DEFAULT_PORTS:
+            return scheme, netloc, path, query
+        # "http:page" written on an http page: browsers and RFC 3986's
+        # non-strict parser read it as relative.
+        url = rest
+    target = _split_base(base) if base is not None else None
+    if target is None:
+        return None
+    base_scheme, base_netloc, base_path, base_query = target
+    if scheme and scheme != base_scheme:
+        return None
+    if _has_authority(url):
+        return base_scheme, netloc, path, query
+    if not path:
+        has_query = "?" in url.partition("#")[0]
+        return base_scheme, base_netloc, base_path, query if has_query else base_query
+    if path[0] != "/":
+        path = base_path[:base_path.rfind("/") + 1] + path if base_path else "/" + path
+    return base_scheme, base_netloc, path, query
+
+
+def _normalize_host(host: str) -> str | None:
+    """Lower-case name, punycode for IDN, compressed IPv6 in brackets; None if invalid."""
+    if host.startswith("["):
+        return _normalize_ipv6(host)
+    if not host.isascii():
+        try:
+            host = host.encode("idna").decode("ascii")
+        except UnicodeError:
+            return None
+    host = host.lower()
+    if len(host) > 254 or not _HOST_NAME(host):
+        return None
+    return host
+
+
+def _normalize_ipv6(host: str) -> str | None:
+    if not host.endswith("]"):
+        return None
+    try:
+        address = ipaddress.IPv6Address(host[1:-1])
+    except ValueError:
+        return None
+    return f"[{address.compressed}]"
+
+
+def _split_netloc(netloc: str) -> tuple[str, str, str]:
+    """(userinfo, host, port) with the delimiters removed."""
+    userinfo, at, hostport = netloc.rpartition("@")
+    if hostport.startswith("["):
+        host, bracket, port = hostport.partition("]")
+        return userinfo, host + bracket, port[1:] if port.startswith(":") else port
+    host, _, port = hostport.partition(":")
+    return userinfo, host, port
+
+
+def _fold_www(host: str) -> str:
+    # A loop, so that the result is itself folded (idempotence).
+    while host.startswith("www.") and "." in host[4:-1]:
+        host = host[4:]
+    return host
+
+
+def _normalize_port(scheme: str, port: str) -> str | None:
+    """'' for the scheme's default (or an empty port), the decimal number else, None if invalid."""
+    if not port:
+        return ""
+    if not (port.isascii() and port.isdigit()):
+        return None
+    number = int(port)
+    if not 0 < number < 65536:
+        return None
+    port = str(number)
+    return "" if port == _DEFAULT_PORTS[scheme] else port
+
+
+def _normalize_authority(scheme: str, netloc: str, fold_www: bool) -> str | None:
+    userinfo, host, port = _split_netloc(netloc)
+    host = _normalize_host(host)
+    port = _normalize_port(scheme, port)
+    if host is None or port is None:
+        return None
+    if fold_www:
+        host = _fold_www(host)
+    authority = host + ":" + port if port else host
+    if userinfo:
+        authority = _normalize_escapes(userinfo, _USERINFO_CLEAN, _USERINFO_FIX) + "@" + authority
+    return authority
+
+
+def normalize(url: str, base: str | None = None, *,
+              fold_www: bool = False, drop_query: bool = False) -> str | None:
+    """The canonical absolute http(s) form of ``url`` read on page ``base``, or None.
+
+    Steps, in order:
+
+    1. Strip surrounding C0 controls and spaces, delete tab/CR/LF inside, and
+       read '\\' as '/' before the query (what browsers do to an href).
+    2. Resolve against ``base`` (RFC 3986 section 5.2.2; "http:x" on an http
+       page counts as relative, as in browsers).  An empty ``url`` means the
+       base itself.
+    3. Keep only http and https; lower-case the scheme.
+    4. Host: lower-case; non-ASCII names to punycode (stdlib "idna" codec,
+       IDNA 2003); IPv6 in compressed form; an empty or malformed host means
+       None.  ``fold_www`` drops a leading "www." when at least two labels
+       remain ("www.com" stays).  Userinfo is kept (escapes normalized).
+    5. Port: decimal without leading zeros, 1-65535 else None; the scheme's
+       default (80 / 443) and an empty port are dropped.
+    6. Path and query: decode escapes of unreserved characters (ALPHA DIGIT
+       - . _ ~), upper-case the hex of all other escapes, escape as UTF-8 %XX
+       every character that may not appear raw (space, non-ASCII, '"<>[]^`{|}',
+       a '%' that starts no escape), so the result is plain ASCII.
+    7. Remove dot segments (after step 6, so "%2E%2E" counts as ".."); an
+       empty path becomes "/".
+    8. Drop the fragment, an empty query ("?"), and with ``drop_query`` the
+       whole query.  The query is otherwise kept as written (not sorted).
+
+    Returns None for anything that is not http(s) after resolution (mailto:,
+    javascript:, data:, ftp: ...), for a relative or empty ``url`` without a
+    usable ``base``, and for unparsable input.  Idempotent:
+    ``normalize(normalize(u)) == normalize(u)``.
+    """
+    url = _clean_input(url)
+    if not url and base is None:
+        return None
+    try:
+        target = _resolve(url, base)
+        if target is None:
+            return None
+        scheme, netloc, path, query = target
+        if scheme not in _DEFAULT_PORTS:
+            return None
+        authority = _normalize_authority(scheme, netloc, fold_www)
+        if authority is None:
+            return None
+        path = remove_dot_segments(_normalize_escapes(path, _PATH_QUERY_CLEAN, _PATH_QUERY_FIX)) or "/"
+        if query and not drop_query:
+            return f"{scheme}://{authority}{path}?{_normalize_escapes(query, _PATH_QUERY_CLEAN, _PATH_QUERY_FIX)}"
+        return f"{scheme}://{authority}{path}"
+    except (ValueError, UnicodeError):
+        # urlsplit rejects broken brackets; lone surrogates cannot become UTF-8.
+        return None
