@@ -1,0 +1,472 @@
+"""The Fetcher: one URL in, one FetchResult out.
+
+Owns GetPage's HTTP: the shared ``requests.Session``, the order of steps
+for one fetch (robots check, politeness gate, GET, redirects, body,
+charset), the size and time limits on a body, and the translation of
+network exceptions into error values (in ``_describe``, and nowhere else).
+
+Nothing here retries. A retry policy would wrap ``Fetcher._hop``, the one
+network round trip, and look at the kind of the error it returns.
+"""
+from __future__ import annotations
+
+import codecs
+import http.client
+import http.cookiejar
+import socket
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from http import HTTPStatus
+from urllib.parse import urldefrag, urljoin, urlsplit
+
+import requests
+import urllib3.exceptions
+from requests.adapters import HTTPAdapter
+
+from .charset import decode_html
+from .politeness import PolitenessGate, host_key
+from .result import FetchResult
+from .robots import (
+    MAX_ROBOTS_BYTES,
+    MAX_ROBOTS_REDIRECTS,
+    RobotsCache,
+    RobotsRules,
+    origin_of,
+    product_token,
+    robots_url,
+    rules_for_response,
+)
+
+CHUNK_BYTES = 64 * 1024
+# How many leading bytes decide whether an unlabelled body is HTML
+# (the WHATWG MIME Sniffing standard's resource header size).
+SNIFF_BYTES = 512
+# Bodies of redirects and error pages up to this size are read and thrown
+# away so their connection goes back to the pool; larger ones are cut off.
+DRAIN_BYTES = 16 * 1024
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+ACCEPT = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"
+
+# WHATWG MIME Sniffing §7.1: tags that mark an unlabelled resource as HTML
+# when they open it (after whitespace) and are followed by space or ">".
+_HTML_OPENINGS = tuple(
+    tag.encode()
+    for tag in ("<!doctype html", "<html", "<head", "<script", "<iframe", "<h1",
+                "<div", "<font", "<table", "<a", "<style", "<title", "<b",
+                "<body", "<br", "<p", "<!--")
+)
+
+
+@dataclass(frozen=True)
+class FetchConfig:
+    """Everything that shapes how pages are fetched. Validated on creation."""
+
+    user_agent: str                 # full User-Agent header; robots.txt groups match its product token
+    timeout: float = 10.0           # seconds: connect timeout, and deadline for a whole response from request start
+    max_redirects: int = 10         # redirects followed per fetch; one more is an error
+    max_bytes: int = 10_000_000     # cap on the decoded body, bytes; past it the body is dropped
+    delay: float = 1.0              # seconds between the starts of two requests to one host (Crawl-delay may raise it)
+    per_host: int = 1               # requests in flight to one host at most
+    obey_robots: bool = True        # False: robots.txt is neither fetched nor obeyed
+    html_types: tuple[str, ...] = ("text/html", "application/xhtml+xml")  # media types whose body is read
+
+    def __post_init__(self) -> None:
+        product_token(self.user_agent)  # raises ValueError if there is none
+        if self.timeout <= 0 or self.max_bytes <= 0:
+            raise ValueError("timeout and max_bytes must be positive")
+        if self.max_redirects < 0 or self.delay < 0 or self.per_host < 1:
+            raise ValueError("need max_redirects >= 0, delay >= 0, per_host >= 1")
+
+
+class _Failure(Exception):
+    """Carries an error value out of the body-reading code to ``_hop``."""
+
+    def __init__(self, error: str) -> None:
+        super().__init__(error)
+        self.error = error
+
+
+@dataclass(frozen=True)
+class _Hop:
+    """One request's outcome: the response as a result, and where it redirects."""
+
+    result: FetchResult
+    location: str | None = None
+
+
+class Fetcher:
+    """Fetches pages politely. Thread-safe: share one Fetcher among workers.
+
+    ``redirect_check(url)`` is asked about every redirect target (absolute,
+    without fragment) before it is followed; a returned string is the
+    reason to stop there. ``clock`` and ``sleep`` drive the politeness gate.
+    """
+
+    def __init__(
+        self,
+        config: FetchConfig,
+        *,
+        redirect_check: Callable[[str], str | None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self._config = config
+        self._redirect_check = redirect_check
+        self._token = product_token(config.user_agent)
+        self._html_types = frozenset(media.lower() for media in config.html_types)
+        self._session = _new_session(config)
+        self._gate = PolitenessGate(config.delay, config.per_host, clock=clock, sleep=sleep)
+        self._robots = RobotsCache(self._load_robots)
+
+    def fetch(self, url: str) -> FetchResult:
+        """Fetch ``url``; never raises for network, HTTP or robots failures.
+
+        Failures are in ``error`` as "kind: detail", kind one of robots,
+        timeout, connection, redirect, too-large, http, invalid. ``status``,
+        ``final_url`` and ``headers`` describe the last response received
+        (a redirect response when following it was refused).
+        """
+        started = time.perf_counter()
+        result = self._follow(url)
+        return replace(result, url=url, elapsed_ms=(time.perf_counter() - started) * 1000)
+
+    def robots_delay(self, url: str) -> float | None:
+        """Crawl-delay in seconds for ``url``'s origin, None if none.
+
+        Fetches that origin's robots.txt if it is not cached yet; None
+        without fetching when robots.txt is not obeyed or the URL is bad.
+        """
+        if not self._config.obey_robots or _invalid_reason(url):
+            return None
+        return self._robots.rules(origin_of(url)).crawl_delay
+
+    def close(self) -> None:
+        """Close pooled connections. The Fetcher must not be used afterwards."""
+        self._session.close()
+
+    def __enter__(self) -> Fetcher:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- one fetch: the redirect chain ------------------------------------
+
+    def _follow(self, url: str) -> FetchResult:
+        if reason := _invalid_reason(url):
+            return FetchResult(url=url, final_url="", error=f"invalid: {reason}")
+        current = urldefrag(url).url
+        if denial := self._robots_denial(current):
+            return FetchResult(url=url, final_url="", error=denial)
+        visited: list[str] = []
+        while True:
+            hop = self._hop(current)
+            if hop.location is None:
+                return replace(hop.result, redirects=tuple(visited))
+            target = _resolve(current, hop.location)
+            if refusal := self._refuse_redirect(current, target, visited):
+                return replace(hop.result, error=refusal, redirects=tuple(visited))
+            visited.append(current)
+            current = target
+
+    def _refuse_redirect(self, current: str, target: str, visited: list[str]) -> str:
+        """Why the redirect from ``current`` to ``target`` is not followed, or ""."""
+        if _invalid_reason(target):
+            return f"redirect: invalid location {target}"
+        if target == current or target in visited:
+            return "redirect: loop"
+        if len(visited) + 1 > self._config.max_redirects:
+            return f"redirect: too many redirects (>{self._config.max_redirects})"
+        if self._redirect_check and (reason := self._redirect_check(target)):
+            return f"redirect: {reason} {target}"
+        if denial := self._robots_denial(target):
+            return f"{denial} {target}"
+        return ""
+
+    def _robots_denial(self, url: str) -> str:
+        """The robots error for ``url``, or "" if it may be fetched."""
+        if not self._config.obey_robots:
+            return ""
+        rules = self._robots.rules(origin_of(url))
+        if rules.allows(url):
+            return ""
+        if rules.source == "unreachable":
+            # Say why: "disallowed" would hide a dead or failing host.
+            return f"robots: robots.txt unreachable ({rules.reason})"
+        return "robots: disallowed by robots.txt"
+
+    # -- one request ------------------------------------------------------
+
+    def _hop(self, url: str) -> _Hop:
+        """One politeness-gated GET of ``url``, its body read if it is HTML."""
+        with self._gate.hold(host_key(url)):
+            deadline = time.monotonic() + self._config.timeout
+            try:
+                response = self._get(url)
+            except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
+                return _Hop(FetchResult(url=url, final_url=url, error=self._describe(exc)))
+            try:
+                return self._read(url, response, deadline)
+            except (urllib3.exceptions.HTTPError, http.client.HTTPException, OSError) as exc:
+                return _Hop(_response_result(url, response, error=self._describe(exc)))
+            except _Failure as failure:
+                return _Hop(_response_result(url, response, error=failure.error))
+            finally:
+                response.close()
+
+    def _get(self, url: str) -> requests.Response:
+        timeout = self._config.timeout
+        return self._session.get(url, timeout=(timeout, timeout), allow_redirects=False, stream=True)
+
+    def _read(self, url: str, response: requests.Response, deadline: float) -> _Hop:
+        result = _response_result(url, response)
+        status = response.status_code
+        if status in REDIRECT_STATUSES and "location" in result.headers:
+            self._drain(response, deadline)
+            return _Hop(result, _header_text(result.headers["location"]))
+        if status >= 400:
+            self._drain(response, deadline)
+            return _Hop(replace(result, error=f"http: {status} {_reason(response)}"))
+        declared = result.content_type
+        if declared and declared not in self._html_types:
+            return _Hop(result)  # not HTML: the body is never downloaded
+        body = self._html_body(response, deadline, sniff=not declared)
+        if body is None:
+            return _Hop(result)  # unlabelled and does not look like HTML
+        text, encoding = decode_html(body, result.headers.get("content-type", ""))
+        content_type = declared or "text/html"
+        return _Hop(replace(result, body=body, text=text, encoding=encoding, content_type=content_type))
+
+    def _html_body(self, response: requests.Response, deadline: float, sniff: bool) -> bytes | None:
+        """The decoded body, or None if ``sniff`` finds it is not HTML."""
+        chunks: list[bytes] = []
+        size = 0
+        for chunk in self._stream(response, deadline):
+            size += len(chunk)
+            if size > self._config.max_bytes:
+                raise _Failure(f"too-large: body over {self._config.max_bytes} bytes")
+            chunks.append(chunk)
+            if sniff and size >= SNIFF_BYTES:
+                if not _looks_like_html(b"".join(chunks)):
+                    return None
+                sniff = False
+        body = b"".join(chunks)
+        return None if sniff and not _looks_like_html(body) else body
+
+    def _stream(self, response: requests.Response, deadline: float) -> Iterator[bytes]:
+        """Decoded body chunks as they arrive, until the end or the deadline.
+
+        ``read1`` returns whatever one socket read brings, and each socket
+        wait is cut to the time left, so a server trickling bytes cannot
+        keep the worker past the deadline.
+        """
+        raw = response.raw
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise _Failure(f"timeout: read {self._config.timeout:g}s")
+            _limit_socket_wait(raw, min(left, self._config.timeout))
+            chunk = raw.read1(CHUNK_BYTES, decode_content=True)
+            if not chunk:
+                return
+            yield chunk
+
+    def _drain(self, response: requests.Response, deadline: float) -> None:
+        """Read a small unwanted body to the end, so its connection is reused."""
+        length = response.headers.get("content-length", "")
+        if not length.isdigit() or int(length) > DRAIN_BYTES:
+            return  # closing the response drops the connection instead
+        try:
+            for _ in self._stream(response, deadline):
+                pass
+        except (urllib3.exceptions.HTTPError, http.client.HTTPException, OSError, _Failure):
+            pass  # the connection is dropped on close; the response is already known
+
+    def _describe(self, exc: BaseException) -> str:
+        """The error value for a network exception: "kind: detail"."""
+        timeout = self._config.timeout
+        if isinstance(exc, requests.ConnectTimeout):
+            return f"timeout: connect {timeout:g}s"
+        if isinstance(exc, (requests.Timeout, urllib3.exceptions.TimeoutError, socket.timeout)):
+            return f"timeout: read {timeout:g}s"
+        if isinstance(exc, (requests.exceptions.InvalidURL, requests.exceptions.InvalidSchema,
+                            requests.exceptions.MissingSchema, urllib3.exceptions.LocationParseError)):
+            return f"invalid: {exc}"
+        return f"connection: {_root_cause(exc)}"
+
+    # -- robots.txt -------------------------------------------------------
+
+    def _load_robots(self, origin: str) -> RobotsRules:
+        """Fetch and interpret ``origin``'s robots.txt (RFC 9309 §2.3)."""
+        rules = self._robots_rules(robots_url(origin))
+        if rules.crawl_delay is not None:
+            self._gate.raise_interval(host_key(origin), rules.crawl_delay)
+        return rules
+
+    def _robots_rules(self, url: str) -> RobotsRules:
+        for _ in range(MAX_ROBOTS_REDIRECTS + 1):
+            with self._gate.hold(host_key(url)):
+                answer = self._robots_response(url)
+            if isinstance(answer, str):
+                return RobotsRules.unreachable(answer)
+            status, body, location = answer
+            if location is None:
+                return rules_for_response(status, body, self._token)
+            url = _resolve(url, location)
+            if _invalid_reason(url):
+                return RobotsRules.unavailable()
+        return RobotsRules.unavailable()  # RFC 9309 §2.3.1.2: too many redirects
+
+    def _robots_response(self, url: str) -> tuple[int, bytes, str | None] | str:
+        """(status, first 500 KiB of body, redirect location), or the error
+        value that made robots.txt unreachable."""
+        deadline = time.monotonic() + self._config.timeout
+        try:
+            with self._get(url) as response:
+                status, location = response.status_code, response.headers.get("location")
+                if not 200 <= status < 300:
+                    self._drain(response, deadline)
+                    redirected = status in REDIRECT_STATUSES and location
+                    return status, b"", _header_text(location) if redirected else None
+                return status, self._robots_body(response, deadline), None
+        except (requests.RequestException, urllib3.exceptions.HTTPError,
+                http.client.HTTPException, OSError) as exc:
+            return self._describe(exc)
+        except _Failure as failure:
+            return failure.error
+
+    def _robots_body(self, response: requests.Response, deadline: float) -> bytes:
+        body = bytearray()
+        for chunk in self._stream(response, deadline):
+            body += chunk
+            if len(body) > MAX_ROBOTS_BYTES:
+                break  # the rest is never parsed, so never read
+        return bytes(body)
+
+
+def _new_session(config: FetchConfig) -> requests.Session:
+    session = requests.Session()
+    # Without this, every request looks up proxy settings and .netrc in the
+    # environment: about a third of requests' CPU time per GET, for nothing
+    # on a crawler that is configured explicitly.
+    session.trust_env = False
+    # A crawler fetches each page once and should see what any visitor
+    # sees; cookies would make fetches depend on their order.
+    session.cookies.set_policy(_NoCookies())
+    session.headers.update({"User-Agent": config.user_agent, "Accept": ACCEPT})
+    # Keep idle connections for many hosts (breadth-first crawls switch
+    # hosts often), and as many per host as may be in flight.
+    adapter = HTTPAdapter(pool_connections=64, pool_maxsize=config.per_host, max_retries=0)
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    return session
+
+
+class _NoCookies(http.cookiejar.DefaultCookiePolicy):
+    def set_ok(self, cookie: object, request: object) -> bool:
+        return False
+
+
+def _response_result(url: str, response: requests.Response, error: str = "") -> FetchResult:
+    headers = {name.lower(): value for name, value in response.headers.items()}
+    return FetchResult(
+        url=url,
+        final_url=url,
+        status=response.status_code,
+        headers=headers,
+        content_type=_media_type(headers.get("content-type", "")),
+        error=error,
+    )
+
+
+def _media_type(content_type: str) -> str:
+    return content_type.partition(";")[0].strip().lower()
+
+
+def _reason(response: requests.Response) -> str:
+    if response.reason:
+        return response.reason
+    try:
+        return HTTPStatus(response.status_code).phrase
+    except ValueError:
+        return "error"
+
+
+def _header_text(value: str) -> str:
+    """A header value as the server meant it: http.client decodes as Latin-1,
+    but servers send non-ASCII Locations as UTF-8."""
+    try:
+        return value.encode("latin-1").decode("utf-8")
+    except UnicodeError:
+        return value
+
+
+def _resolve(current: str, location: str) -> str:
+    return urldefrag(urljoin(current, location.strip())).url
+
+
+def _invalid_reason(url: str) -> str:
+    """Why ``url`` cannot be fetched, or "" if it can be tried."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - parsing the port raises ValueError when bad
+    except ValueError as exc:
+        return str(exc)
+    if parts.scheme.lower() not in ("http", "https"):
+        return f"not an http(s) URL: {url!r}"
+    if not parts.hostname:
+        return f"no host in {url!r}"
+    return ""
+
+
+def _looks_like_html(head: bytes) -> bool:
+    """WHATWG MIME Sniffing's test for HTML on the first bytes of a body."""
+    start = head.removeprefix(codecs.BOM_UTF8).lstrip(b" \t\n\r\x0c").lower()
+    for tag in _HTML_OPENINGS:
+        if start.startswith(tag):
+            after = start[len(tag):len(tag) + 1]
+            if tag == b"<!--" or after in (b" ", b">"):
+                return True
+    return False
+
+
+def _limit_socket_wait(raw: urllib3.HTTPResponse, seconds: float) -> None:
+    connection = raw.connection
+    sock = getattr(connection, "sock", None)
+    if sock is not None:
+        sock.settimeout(max(seconds, 0.001))
+
+
+_CAUSES: tuple[tuple[type[BaseException], str], ...] = (
+    (ConnectionRefusedError, "refused"),
+    (ConnectionResetError, "reset by peer"),
+    (socket.gaierror, "host name not resolved"),
+    (http.client.RemoteDisconnected, "closed without a response"),
+    (http.client.IncompleteRead, "closed before the body was complete"),
+    (urllib3.exceptions.DecodeError, "bad content encoding"),
+    (urllib3.exceptions.SSLError, "TLS failure"),
+)
+
+
+def _root_cause(exc: BaseException) -> str:
+    """A short name for what went wrong under the wrappers of requests and urllib3."""
+    for cause in _causes(exc):
+        for kind, name in _CAUSES:
+            if isinstance(cause, kind):
+                return name
+    return str(exc)[:200] or type(exc).__name__
+
+
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and every exception it wraps, nearest first."""
+    pending, seen = [exc], set()
+    while pending:
+        current = pending.pop(0)
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield current
+        wrapped = [current.__cause__, current.__context__, getattr(current, "reason", None),
+                   *current.args]
+        pending.extend(item for item in wrapped if isinstance(item, BaseException))

@@ -1,0 +1,144 @@
+"""The per-host politeness gate: how often, and how many at once.
+
+Owns the rule that keeps the crawler polite to each server: at most
+``per_host`` requests to one host in flight, and at least ``interval``
+seconds between the starts of two requests to one host. The interval
+starts as the configured delay and can be raised per host (robots.txt
+Crawl-delay). Different hosts never wait for each other: the shared lock is
+held only for bookkeeping, never while waiting.
+
+The clock and the sleep are injected so that tests can run the timing
+rules without waiting for real.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def host_key(url: str) -> str:
+    """The politeness key of an absolute URL: "host:port", lower case.
+
+    The port is part of the key so that servers on one machine but on
+    different ports (as test sites and demo sites are) count as different
+    hosts. Raises ValueError for a URL without a host.
+    """
+    parts = urlsplit(url)
+    if not parts.hostname:
+        raise ValueError(f"no host in {url!r}")
+    port = parts.port or _DEFAULT_PORTS.get(parts.scheme.lower(), 0)
+    return f"{parts.hostname.lower()}:{port}"
+
+
+@dataclass
+class _Host:
+    """Bookkeeping for one host: a few numbers and a condition, O(1)."""
+
+    slot_freed: threading.Condition
+    interval: float
+    in_flight: int = 0
+    last_start: float | None = None
+
+
+class PolitenessGate:
+    """Blocks callers until a host may be sent one more request.
+
+    Thread-safe. Every ``acquire(host)`` must be paired with one
+    ``release(host)`` once the response is finished; ``hold(host)`` does
+    both around a ``with`` block.
+    """
+
+    def __init__(
+        self,
+        delay: float,
+        per_host: int,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if delay < 0 or per_host < 1:
+            raise ValueError(f"need delay >= 0 and per_host >= 1, got {delay}, {per_host}")
+        self._delay = delay
+        self._per_host = per_host
+        self._clock = clock
+        self._sleep = sleep
+        self._lock = threading.Lock()
+        self._hosts: dict[str, _Host] = {}
+
+    def acquire(self, host: str) -> None:
+        """Block until ``host`` has a free slot and its interval has passed.
+
+        On return the caller holds one of the host's slots and its request
+        counts as started now.
+        """
+        while True:
+            wait = self._try_start(host)
+            if wait <= 0:
+                return
+            # Sleep without the lock so other hosts, and this host's
+            # bookkeeping, go on; then compete for the slot again.
+            self._sleep(wait)
+
+    def release(self, host: str) -> None:
+        """Give back the slot taken by ``acquire(host)``."""
+        with self._lock:
+            state = self._hosts.get(host)
+            if state is None or state.in_flight <= 0:
+                raise RuntimeError(f"release({host!r}) without acquire")
+            state.in_flight -= 1
+            # Wake every waiter: one that finds the interval not yet passed
+            # goes to sleep instead of taking the slot, and must not leave
+            # the others parked on a free slot.
+            state.slot_freed.notify_all()
+
+    @contextmanager
+    def hold(self, host: str) -> Iterator[None]:
+        """``with gate.hold(host):`` = acquire, then release however the block ends."""
+        self.acquire(host)
+        try:
+            yield
+        finally:
+            self.release(host)
+
+    def raise_interval(self, host: str, seconds: float) -> None:
+        """Make requests to ``host`` start at least ``seconds`` apart.
+
+        Only ever raises the interval: the configured delay stays the floor.
+        """
+        with self._lock:
+            state = self._state(host)
+            state.interval = max(state.interval, seconds)
+
+    def interval(self, host: str) -> float:
+        """The current minimum interval for ``host``, in seconds."""
+        with self._lock:
+            state = self._hosts.get(host)
+            return state.interval if state else self._delay
+
+    def _try_start(self, host: str) -> float:
+        """Take a slot and return 0, or return how long to wait before retrying."""
+        with self._lock:
+            state = self._state(host)
+            while state.in_flight >= self._per_host:
+                state.slot_freed.wait()
+            now = self._clock()
+            if state.last_start is not None:
+                wait = state.last_start + state.interval - now
+                if wait > 0:
+                    return wait
+            state.in_flight += 1
+            state.last_start = now
+            return 0.0
+
+    def _state(self, host: str) -> _Host:
+        state = self._hosts.get(host)
+        if state is None:
+            state = _Host(threading.Condition(self._lock), self._delay)
+            self._hosts[host] = state
+        return state

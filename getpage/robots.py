@@ -1,0 +1,203 @@
+"""robots.txt: what a site allows this crawler, per RFC 9309.
+
+Owns three things, none of which touches the network:
+
+* ``RobotsRules``: the verdict for one origin (scheme://host:port), built
+  from robots.txt text with protego, or from the fact that robots.txt was
+  unavailable (4xx: everything allowed) or unreachable (5xx, network
+  failure: everything disallowed);
+* ``rules_for_response``: the RFC's mapping of a robots.txt response to
+  rules;
+* ``RobotsCache``: one ``RobotsRules`` per origin, loaded once by an
+  injected loader (the Fetcher's HTTP code) while concurrent callers for
+  the same origin wait for that one load.
+
+protego does the parsing and matching. Where it departs from RFC 9309 this
+module corrects it before protego sees the text: protego also lets a group
+apply when its user-agent is a prefix of ours ("User-agent: bfs" would
+catch "bfsbot"), whereas the RFC matches the product token exactly, case
+insensitively, and falls back to the "*" group otherwise. Every user-agent
+line is therefore rewritten to either our own token, "*", or a name that
+can never match.
+"""
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from protego import Protego
+
+# RFC 9309 §2.5: crawlers must parse at least the first 500 KiB.
+MAX_ROBOTS_BYTES = 500 * 1024
+# RFC 9309 §2.3.1.2: follow at least five consecutive redirects.
+MAX_ROBOTS_REDIRECTS = 5
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+# RFC 9309 §2.2.1: a product token is letters, underscores and hyphens.
+_TOKEN = re.compile(r"[A-Za-z_-]+")
+# The user-agent line spellings protego accepts ("User-agent:", "useragent",
+# "User agent foo" ...), with the value up to a comment.
+_USER_AGENT_LINE = re.compile(
+    r"^(\s*user[-\s]?agent)(\s*:\s*|\s+)([^#]*)(.*)$", re.IGNORECASE | re.DOTALL
+)
+# A user-agent name protego can never find inside a product token, because
+# tokens have no digits or dots; groups for other crawlers get this name.
+_OTHER_AGENT = "0.other-crawler"
+
+
+def product_token(user_agent: str) -> str:
+    """The product token of a User-Agent header, lower case.
+
+    "BfsBot/0.1 (+http://example.org/bot)" -> "bfsbot". Raises ValueError
+    if the header does not start with a token.
+    """
+    match = _TOKEN.match(user_agent.strip())
+    if not match:
+        raise ValueError(f"User-Agent {user_agent!r} does not start with a product token")
+    return match.group(0).lower()
+
+
+def origin_of(url: str) -> str:
+    """"scheme://host[:port]" of an absolute URL, lower case, default port left out.
+
+    Raises ValueError for a URL without a host or with a bad port.
+    """
+    parts = urlsplit(url)
+    scheme, host = parts.scheme.lower(), (parts.hostname or "")
+    if not host:
+        raise ValueError(f"no host in {url!r}")
+    if ":" in host:  # IPv6 literal
+        host = f"[{host}]"
+    port = parts.port
+    if port is None or port == _DEFAULT_PORTS.get(scheme):
+        return f"{scheme}://{host}"
+    return f"{scheme}://{host}:{port}"
+
+
+def robots_url(origin: str) -> str:
+    return f"{origin}/robots.txt"
+
+
+@dataclass(frozen=True)
+class RobotsRules:
+    """What one origin's robots.txt says to this crawler.
+
+    ``source`` is "parsed" (rules from a robots.txt), "unavailable"
+    (robots.txt missing: everything allowed) or "unreachable" (server or
+    network failure: everything disallowed). ``crawl_delay`` is in seconds,
+    None when not given.
+    """
+
+    source: str
+    token: str = ""
+    crawl_delay: float | None = None
+    parser: Protego | None = None
+    reason: str = ""  # why robots.txt was unreachable, e.g. "http 503", "connection: refused"
+
+    @classmethod
+    def unavailable(cls) -> RobotsRules:
+        return cls("unavailable")
+
+    @classmethod
+    def unreachable(cls, reason: str) -> RobotsRules:
+        return cls("unreachable", reason=reason)
+
+    def allows(self, url: str) -> bool:
+        """May this crawler fetch ``url`` (an absolute URL of this origin)?"""
+        if urlsplit(url).path == "/robots.txt":
+            return True  # RFC 9309 §2.2.2: robots.txt itself is always allowed
+        if self.parser is None:
+            return self.source == "unavailable"
+        return self.parser.can_fetch(url, self.token)
+
+
+def parse_robots(text: str, token: str) -> RobotsRules:
+    """Rules for the crawler whose product token is ``token``, from robots.txt text."""
+    token = token.lower()
+    parser = Protego.parse(_rewrite_user_agents(text, token))
+    # protego memoises group matching and indexes rules on first use; doing
+    # that here, once, makes later concurrent queries read-only.
+    parser.can_fetch("/", token)
+    return RobotsRules("parsed", token, parser.crawl_delay(token), parser)
+
+
+def rules_for_response(status: int, body: bytes, token: str) -> RobotsRules:
+    """RFC 9309 §2.3.1: rules from the final (non-redirect) robots.txt response.
+
+    2xx: parse the first 500 KiB as UTF-8. 429 and 5xx: unreachable, so
+    everything is disallowed (a 429 asks us to back off, so it is read as a
+    server error, as major crawlers do). Other 4xx, and anything else:
+    unavailable, so everything is allowed.
+    """
+    if 200 <= status < 300:
+        return parse_robots(_robots_text(body), token)
+    if status == 429 or status >= 500:
+        return RobotsRules.unreachable(f"http {status}")
+    return RobotsRules.unavailable()
+
+
+def _robots_text(body: bytes) -> str:
+    if len(body) > MAX_ROBOTS_BYTES:
+        # Drop the line the cut went through rather than parse half a rule.
+        body = body[:MAX_ROBOTS_BYTES].rpartition(b"\n")[0]
+    return body.decode("utf-8", errors="replace").removeprefix("\ufeff")
+
+
+def _rewrite_user_agents(text: str, token: str) -> str:
+    return "\n".join(_rewrite_line(line, token) for line in text.splitlines())
+
+
+def _rewrite_line(line: str, token: str) -> str:
+    match = _USER_AGENT_LINE.match(line)
+    if not match:
+        return line
+    value = match.group(3).strip()
+    if not value:
+        return line
+    if value == "*" or (value.startswith("*") and value[1:2].isspace()):
+        name = "*"
+    else:
+        # Like Google's parser, read "FooBot/1.2" as the token "FooBot".
+        found = _TOKEN.match(value)
+        name = token if found and found.group(0).lower() == token else _OTHER_AGENT
+    return f"User-agent: {name}"
+
+
+class RobotsCache:
+    """One ``RobotsRules`` per origin, each loaded once.
+
+    ``load(origin)`` fetches and interprets robots.txt; it is called at
+    most once per origin even when many threads ask at once: the first
+    caller loads, the others wait for its answer. Entries are kept for the
+    life of the cache (a crawl), one per origin.
+    """
+
+    def __init__(self, load: Callable[[str], RobotsRules]) -> None:
+        self._load = load
+        self._lock = threading.Lock()
+        self._entries: dict[str, Future[RobotsRules]] = {}
+
+    def rules(self, origin: str) -> RobotsRules:
+        with self._lock:
+            entry = self._entries.get(origin)
+            loader = entry is None
+            if loader:
+                entry = self._entries[origin] = Future()
+        if loader:
+            self._fill(origin, entry)
+        return entry.result()
+
+    def _fill(self, origin: str, entry: Future[RobotsRules]) -> None:
+        try:
+            entry.set_result(self._load(origin))
+        except BaseException as exc:
+            # A failing loader is a bug: let every waiter see it, and let a
+            # later call try again instead of caching the failure.
+            with self._lock:
+                del self._entries[origin]
+            entry.set_exception(exc)
+            raise

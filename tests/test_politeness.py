@@ -1,0 +1,237 @@
+"""The per-host politeness gate: unit tests on a fake clock, and real servers
+that record when requests arrive and how many are in flight at once."""
+import threading
+
+import pytest
+from getpage_stub import StubServer, page, send
+
+from getpage import FetchConfig, Fetcher
+from getpage.politeness import PolitenessGate, host_key
+
+UA = "BfsBot/0.1"
+# Arrival times at the server carry the client's send latency, which differs
+# between a request that opens a connection and one that reuses it by well
+# under a millisecond on loopback; the gate itself is exact on its clock.
+LATENCY_SLACK = 0.01
+
+
+class FakeTime:
+    """A clock that only moves when someone sleeps."""
+
+    def __init__(self):
+        self.now = 100.0
+        self.sleeps = []
+
+    def clock(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
+def test_second_request_to_a_host_waits_the_delay():
+    time = FakeTime()
+    gate = PolitenessGate(1.5, 1, clock=time.clock, sleep=time.sleep)
+    gate.acquire("a:80")
+    gate.release("a:80")
+    time.now += 0.5  # the first response took half a second
+    gate.acquire("a:80")
+    assert time.sleeps == [pytest.approx(1.0)]
+    gate.release("a:80")
+
+
+def test_no_wait_once_the_delay_has_passed():
+    time = FakeTime()
+    gate = PolitenessGate(1.0, 1, clock=time.clock, sleep=time.sleep)
+    with gate.hold("a:80"):
+        pass
+    time.now += 2.0
+    with gate.hold("a:80"):
+        pass
+    assert time.sleeps == []
+
+
+def test_different_hosts_do_not_wait_for_each_other():
+    time = FakeTime()
+    gate = PolitenessGate(5.0, 1, clock=time.clock, sleep=time.sleep)
+    for host in ("a:80", "b:80", "c:443"):
+        gate.acquire(host)  # all held at once
+    assert time.sleeps == []
+
+
+def test_interval_can_be_raised_but_not_lowered():
+    time = FakeTime()
+    gate = PolitenessGate(1.0, 1, clock=time.clock, sleep=time.sleep)
+    gate.raise_interval("a:80", 3.0)
+    gate.raise_interval("a:80", 0.5)
+    assert gate.interval("a:80") == 3.0
+    assert gate.interval("b:80") == 1.0
+    with gate.hold("a:80"):
+        pass
+    with gate.hold("a:80"):
+        pass
+    with gate.hold("b:80"):
+        pass
+    with gate.hold("b:80"):
+        pass
+    assert time.sleeps == [pytest.approx(3.0), pytest.approx(1.0)]
+
+
+def test_per_host_limit_blocks_the_next_caller_until_a_release():
+    time = FakeTime()
+    gate = PolitenessGate(0.0, 2, clock=time.clock, sleep=time.sleep)
+    gate.acquire("a:80")
+    gate.acquire("a:80")
+    third_in = threading.Event()
+
+    def third():
+        gate.acquire("a:80")
+        third_in.set()
+
+    thread = threading.Thread(target=third)
+    thread.start()
+    assert not third_in.wait(0.2)  # blocked while two are in flight
+    gate.acquire("b:80")  # another host is not blocked meanwhile
+    gate.release("a:80")
+    assert third_in.wait(5)
+    thread.join(5)
+
+
+def test_release_without_acquire_is_a_bug():
+    gate = PolitenessGate(0.0, 1)
+    with pytest.raises(RuntimeError):
+        gate.release("a:80")
+    with gate.hold("a:80"):
+        pass
+    with pytest.raises(RuntimeError):
+        gate.release("a:80")
+
+
+def test_bad_settings_are_rejected():
+    with pytest.raises(ValueError):
+        PolitenessGate(-1, 1)
+    with pytest.raises(ValueError):
+        PolitenessGate(0, 0)
+
+
+@pytest.mark.parametrize("url, key", [
+    ("http://Example.com/a", "example.com:80"),
+    ("https://example.com/a", "example.com:443"),
+    ("http://example.com:8080/a", "example.com:8080"),
+    ("http://user:pw@example.com/", "example.com:80"),
+])
+def test_host_key(url, key):
+    assert host_key(url) == key
+
+
+# -- against a real server ---------------------------------------------------
+
+
+@pytest.fixture
+def server():
+    stub = StubServer()
+    for n in range(6):
+        stub.routes[f"/p{n}"] = page(f"<html>{n}</html>")
+    yield stub
+    stub.close()
+
+
+def gaps(server):
+    times = [request.at for request in server.received]
+    return [later - earlier for earlier, later in zip(times, times[1:])]
+
+
+def test_requests_to_one_host_start_at_least_delay_apart(server):
+    with Fetcher(FetchConfig(user_agent=UA, delay=0.2)) as fetcher:
+        results = [fetcher.fetch(server.url(f"/p{n}")) for n in range(3)]
+    assert all(result.ok for result in results)
+    assert server.paths() == ["/robots.txt", "/p0", "/p1", "/p2"]
+    assert all(gap >= 0.2 - LATENCY_SLACK for gap in gaps(server)), gaps(server)
+
+
+def test_concurrent_workers_are_spaced_too(server):
+    with Fetcher(FetchConfig(user_agent=UA, delay=0.15, per_host=3)) as fetcher:
+        threads = [threading.Thread(target=fetcher.fetch, args=(server.url(f"/p{n}"),))
+                   for n in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(10)
+    assert len(server.received) == 5
+    assert all(gap >= 0.15 - LATENCY_SLACK for gap in gaps(server)), gaps(server)
+
+
+def test_crawl_delay_raises_the_interval(server):
+    server.routes["/robots.txt"] = page("User-agent: *\nCrawl-delay: 0.3\n", "text/plain")
+    with Fetcher(FetchConfig(user_agent=UA, delay=0.05)) as fetcher:
+        for n in range(2):
+            assert fetcher.fetch(server.url(f"/p{n}")).ok
+        assert fetcher.robots_delay(server.url("/")) == 0.3
+    assert all(gap >= 0.3 - LATENCY_SLACK for gap in gaps(server)), gaps(server)
+
+
+class HeldRequests:
+    """A route that holds every request until released, counting those inside."""
+
+    def __init__(self, expect_inside):
+        self.lock = threading.Lock()
+        self.inside = 0
+        self.most_inside = 0
+        self.arrivals = 0
+        self.reached = threading.Event()
+        self.more = threading.Event()
+        self.release = threading.Event()
+        self.expect_inside = expect_inside
+
+    def __call__(self, handler):
+        with self.lock:
+            self.inside += 1
+            self.arrivals += 1
+            self.most_inside = max(self.most_inside, self.inside)
+            if self.inside == self.expect_inside:
+                self.reached.set()
+            if self.inside > self.expect_inside:
+                self.more.set()
+        self.release.wait(10)
+        with self.lock:
+            self.inside -= 1
+        send(handler, 200, b"<html>held</html>", {"Content-Type": "text/html"})
+
+
+def test_per_host_2_allows_two_requests_in_flight_but_not_three(server):
+    held = HeldRequests(expect_inside=2)
+    for n in range(3):
+        server.routes[f"/h{n}"] = held
+    config = FetchConfig(user_agent=UA, delay=0, per_host=2, obey_robots=False, timeout=15)
+    with Fetcher(config) as fetcher:
+        threads = [threading.Thread(target=fetcher.fetch, args=(server.url(f"/h{n}"),))
+                   for n in range(3)]
+        for thread in threads:
+            thread.start()
+        assert held.reached.wait(5), "two requests should be in flight together"
+        assert not held.more.wait(0.3), "a third request got past the gate"
+        held.release.set()
+        for thread in threads:
+            thread.join(10)
+    assert held.arrivals == 3
+    assert held.most_inside == 2
+
+
+def test_a_held_host_does_not_block_another_host(server):
+    held = HeldRequests(expect_inside=1)
+    server.routes["/held"] = held
+    other = StubServer()
+    other.routes["/fast"] = page("<html>fast</html>")
+    config = FetchConfig(user_agent=UA, delay=0, per_host=1, obey_robots=False, timeout=15)
+    try:
+        with Fetcher(config) as fetcher:
+            thread = threading.Thread(target=fetcher.fetch, args=(server.url("/held"),))
+            thread.start()
+            assert held.reached.wait(5)
+            assert fetcher.fetch(other.url("/fast")).ok  # completes while /held is in flight
+            assert held.inside == 1
+            held.release.set()
+            thread.join(10)
+    finally:
+        other.close()
