@@ -5,6 +5,7 @@ how to fix it, with exit status 2 and no traceback.
 """
 from __future__ import annotations
 
+import json
 import re
 import signal
 import sys
@@ -12,9 +13,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
 from controller.config import DEFAULT_USER_AGENT, VERSION, CrawlConfig
 from controller.crawl import Crawl
+from controller.resume import MUST_MATCH, SETTINGS_FILE, STATE_DIR
 from controller.report import level_table, summary_lines
 from controller.store import OutputError
 from textfilter import EXTRACTORS
@@ -66,6 +69,17 @@ def crawl_options(func):
                      help="Never follow URLs matching REGEX (repeatable)."),
         click.option("--max-url-length", type=click.IntRange(min=0), default=2048, show_default=True,
                      help="Skip longer URLs (spider traps); 0 = no limit."),
+        click.option("--max-path-repeats", type=click.IntRange(min=0), default=2, show_default=True,
+                     help="Skip URLs whose path repeats a run of segments back to back more often "
+                          "(/a/b/a/b/a/b); 0 = no limit."),
+        click.option("--max-pages-per-host", type=click.IntRange(min=0), default=0, show_default=True,
+                     help="Queue at most this many URLs per host; 0 = no limit."),
+        click.option("--max-query-variants", type=click.IntRange(min=0), default=100, show_default=True,
+                     help="Queue at most this many query strings per path (calendars, search); 0 = no limit."),
+        click.option("--retries", type=click.IntRange(min=0), default=2, show_default=True,
+                     help="Extra attempts after connection errors, timeouts, 429 and 5xx."),
+        click.option("--allow-private", is_flag=True,
+                     help="Follow links to private, loopback and link-local addresses even from public seeds."),
         click.option("--dedup", type=click.Choice(sorted(SEEN_ALGORITHMS)), default="stringhash",
                      show_default=True, help="URL-seen algorithm."),
         click.option("--bloom-capacity", type=click.IntRange(min=1), default=1_000_000, show_default=True,
@@ -84,20 +98,46 @@ def crawl_options(func):
 
 
 @cli.command()
-@click.argument("seeds", nargs=-1, required=True, metavar="SEED...")
+@click.argument("seeds", nargs=-1, metavar="SEED...")
 @click.option("--out", "-o", type=click.Path(path_type=Path), default=Path("crawl-out"),
               show_default=True, help="Output directory.")
+@click.option("--resume", is_flag=True,
+              help="Continue the crawl in --out (after Ctrl-C, a kill or a crash); seeds and "
+                   "URL rules are taken from it unless given.")
+@click.option("--overwrite", is_flag=True, help="Replace the crawl files in a non-empty --out.")
 @crawl_options
-def crawl(seeds, out, **options) -> None:
+@click.pass_context
+def crawl(ctx, seeds, out, resume, overwrite, **options) -> None:
     """Crawl breadth-first from SEED URLs and save pages, text, index and trace in --out.
 
     \b
-    Example:
+    Examples:
       crawler crawl https://example.org/ --out example --max-depth 2 --delay 2
+      crawler crawl --out example --resume        (continue it after a stop)
     """
+    if resume:
+        seeds, options = _saved_settings(ctx, out, seeds, options)
+    elif not seeds:
+        raise click.UsageError("Missing argument 'SEED...': give at least one start URL, "
+                               "or --resume to continue a crawl")
     config = make_config(seeds, out, options)
-    stats = run_crawl(config)
+    stats = run_crawl(config, resume=resume, overwrite=overwrite)
     _exit_for(stats)
+
+
+def _saved_settings(ctx, out: Path, seeds, options: dict):
+    """For --resume: settings the user did not give come from the crawl in --out,
+    so `crawler crawl --out DIR --resume` is enough (given ones are checked later)."""
+    saved_file = out / STATE_DIR / SETTINGS_FILE
+    if not saved_file.exists():
+        return seeds, options   # Crawl() explains what is missing
+    saved = json.loads(saved_file.read_text(encoding="utf-8"))
+    for name in MUST_MATCH:
+        if name in options and ctx.get_parameter_source(name) == ParameterSource.DEFAULT:
+            options[name] = tuple(saved[name]) if isinstance(saved[name], list) else saved[name]
+    if "obey_robots" in saved and ctx.get_parameter_source("ignore_robots") == ParameterSource.DEFAULT:
+        options["ignore_robots"] = not saved["obey_robots"]
+    return seeds or tuple(saved["seeds"]), options
 
 
 def make_config(seeds, out: Path, options: dict) -> CrawlConfig:
@@ -109,10 +149,11 @@ def make_config(seeds, out: Path, options: dict) -> CrawlConfig:
                        exclude=_check_regexes(options.pop("exclude"), "--exclude"), **options)
 
 
-def run_crawl(config: CrawlConfig, expected=None) -> dict:
+def run_crawl(config: CrawlConfig, expected=None, *, resume=False, overwrite=False) -> dict:
     """Run one crawl with Ctrl-C / SIGTERM as a clean stop; print the summary."""
     try:
-        crawl = Crawl(config, on_level=_print_level if config.progress else None)
+        crawl = Crawl(config, on_level=_print_level if config.progress else None,
+                      resume=resume, overwrite=overwrite)
     except OutputError as exc:
         raise click.UsageError(str(exc)) from None
     previous = {sig: signal.signal(sig, _stopper(crawl)) for sig in (signal.SIGINT, signal.SIGTERM)}
@@ -144,6 +185,9 @@ def _print_level(level: int, row) -> None:
 
 
 def _exit_for(stats: dict) -> None:
+    if stats["stop_reason"] in ("interrupted", "terminated", "max-seconds", "max-pages"):
+        click.echo(f"to continue this crawl: crawler crawl --out {stats['settings']['out']} --resume"
+                   + (" --max-pages N" if stats["stop_reason"] == "max-pages" else ""), err=True)
     if stats["stop_reason"] == "interrupted":
         sys.exit(EXIT_INTERRUPTED)
     if stats["stop_reason"] == "terminated":
@@ -225,7 +269,7 @@ def demo(out, port, max_depth, workers, delay, dedup, ignore_robots, quiet) -> N
         config = CrawlConfig(seeds=(server.url,), out=out, max_depth=max_depth, max_pages=0,
                              workers=workers, per_host=workers, delay=delay, dedup=dedup,
                              obey_robots=not ignore_robots, progress=not quiet)
-        stats = run_crawl(config, expected)
+        stats = run_crawl(config, expected, overwrite=True)   # the demo's own directory
     got = [(row["urls"], row["pages"]) for row in stats["levels"]]
     if stats["stop_reason"] in ("interrupted", "terminated"):
         _exit_for(stats)

@@ -29,12 +29,19 @@ class CrawlConfig:
     include: tuple[str, ...] = ()     # regexes; a URL must match one (if any given)
     exclude: tuple[str, ...] = ()     # regexes; a URL matching one is skipped
     max_url_length: int = 2048        # characters; longer URLs are skipped (traps); 0 = no limit
+    max_path_repeats: int = 2         # a run of path segments repeated back to back more often is a trap; 0 = no limit
+    max_pages_per_host: int = 0       # URLs queued per host at most; 0 = no limit
+    max_query_variants: int = 100     # distinct query strings per path at most; 0 = no limit
     dedup: str = "stringhash"         # URL-seen algorithm, see urlfilter.SEEN_ALGORITHMS
     bloom_capacity: int = 1_000_000   # expected URLs, for --dedup bloom
     bloom_error: float = 1e-3         # target false-positive rate, for --dedup bloom
     extractor: str = "bs4"            # link extractor, see textfilter.EXTRACTORS
     fold_www: bool = False            # treat www.host and host as one
     drop_query: bool = False          # drop every query string before dedup
+    retries: int = 2                  # extra attempts after connection errors, timeouts, 429 and 5xx
+    retry_backoff: float = 0.5        # seconds; attempt n waits up to backoff * 2**n (full jitter)
+    max_retry_after: float = 30.0     # seconds; a longer Retry-After gives up instead of waiting
+    allow_private: bool = False       # follow links to private/loopback addresses even from public seeds
     progress: bool = True             # print level summaries to stderr while crawling
 
     def limits(self) -> dict:

@@ -12,18 +12,22 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 
 from controller.config import CrawlConfig
+from controller.resume import (JOURNAL_FILE, STATE_DIR, PreviousCrawl, load_previous,
+                               prepare_out_dir, save_settings)
 from controller.stats import build_stats
 from controller.store import PageFiles, PageStore
 from controller.tally import Tally
 from controller.trace import TraceLog, utc_now
 from getpage import FetchConfig, Fetcher, FetchResult
 from textfilter import Parsed, parse
-from urlfilter import UrlRules, make_seen, normalize
+from urlfilter import TrapGuard, UrlRules, make_seen, normalize
 from urllist import MemoryFrontier, QueuedUrl
+from urllist.journal import QueueJournal, Replay, replay
 
 POLL_SECONDS = 0.25  # how often the loop looks at stop requests while waiting
 
@@ -37,29 +41,48 @@ class Visit:
 
 
 class Crawl:
-    def __init__(self, config: CrawlConfig, *, fetcher=None, on_level=None) -> None:
+    """One crawl into config.out; ``resume=True`` continues the crawl found there."""
+
+    def __init__(self, config: CrawlConfig, *, fetcher=None, on_level=None,
+                 resume: bool = False, overwrite: bool = False) -> None:
+        prepare_out_dir(config, resume, overwrite)
+        # Read (and tidy) what a stopped crawl left before any file is reopened.
+        previous = load_previous(config.out) if resume else None
         self.config = config
+        self.resumed = resume
         self.rules = UrlRules.from_seeds(config.seeds, config.scope, config.include,
-                                         config.exclude, config.max_url_length)
+                                         config.exclude, config.max_url_length,
+                                         config.max_path_repeats)
+        self.traps = TrapGuard(config.max_pages_per_host, config.max_query_variants)
         self.seen = make_seen(config.dedup, capacity=config.bloom_capacity,
                               error_rate=config.bloom_error)
         self.frontier = MemoryFrontier()
         self.fetcher = fetcher or Fetcher(_fetch_config(config), redirect_check=self._redirect_check)
-        self.store = PageStore(config.out)
-        self.trace = TraceLog(config.out / "trace.log")
+        self.store = PageStore(config.out, append=resume)
+        self.trace = TraceLog(config.out / "trace.log", append=resume)
+        self.journal = QueueJournal(config.out / STATE_DIR / JOURNAL_FILE)
         self.tally = Tally()
         self.on_level = on_level          # called with (level, LevelTally) when a level ends
         self.stop_reason = ""
         self._seen_lock = threading.Lock()
+        self._worker = threading.local()
         self._handed_out = 0
         self._levels_closed = 0
+        self._children_before: Counter[int] = Counter()  # queued by a page fetched again after a kill
+        if previous:
+            self._restore(previous, replay(self.journal.path))
+        else:
+            save_settings(config)
         self._started = 0.0
 
     # -- the loop ---------------------------------------------------------
     def run(self) -> dict:
         self._started = time.monotonic()
-        self.trace.start(self.config.seeds)
-        self._enqueue(self.config.seeds, level=0, parent_id=None)
+        if self.resumed:
+            self.trace.resume(self.tally.urls, len(self.frontier))
+        else:
+            self.trace.start(self.config.seeds)
+            self._enqueue(self.config.seeds, level=0, parent_id=None)
         with ThreadPoolExecutor(self.config.workers, thread_name_prefix="getpage") as pool:
             in_flight: dict[Future, QueuedUrl] = {}
             while True:
@@ -95,6 +118,7 @@ class Crawl:
     def _visit(self, item: QueuedUrl) -> Visit:
         """Runs in a worker thread: GetPage, then one parse for text and links."""
         fetched_at = utc_now()
+        self._worker.item_id = item.id   # for _redirect_check, which GetPage calls in this thread
         result = self.fetcher.fetch(item.url)
         parsed = None
         if result.is_html:
@@ -105,15 +129,17 @@ class Crawl:
         return Visit(result, parsed, fetched_at)
 
     def _record(self, item: QueuedUrl, visit: Visit) -> None:
+        """Children are journaled before the page's index row, the commit mark."""
         result, parsed = visit.result, visit.parsed
         links = self._filter_links(parsed) if parsed else []
         new = self._enqueue(links, item.level + 1, item.id) if self._expands(item) else []
+        new_count = len(new) + self._children_before.pop(item.id, 0)
         files = self.store.save_page(item.id, result.body, parsed.text) if parsed else PageFiles()
-        self.store.add_row(_row(item, visit, files, len(links), len(new)))
         self.store.add_edges(item.id, item.url, links)
         self.trace.fetch(item.level, item.id, result.status, len(result.body),
                          result.elapsed_ms, item.url, result.error)
-        self.tally.count_fetch(item.level, result.error, parsed is not None, len(new), len(result.body))
+        self.store.add_row(_row(item, visit, files, len(links), new_count))
+        self.tally.count_fetch(item.level, result.error, parsed is not None, new_count, len(result.body))
         if parsed:
             self.tally.count_text(parsed.source_chars, len(parsed.text), parsed.filtered_ratio)
         self.frontier.done(item)
@@ -139,10 +165,12 @@ class Crawl:
         items: list[QueuedUrl] = []
         with self._seen_lock:
             for url in urls:
-                if self.seen.add(url):
-                    items.append(QueuedUrl(self.frontier.next_id + len(items), url, level, parent_id))
+                reason = self.traps.admit(url) if self.seen.add(url) else "seen"
+                if reason:
+                    self.tally.skipped[reason] += 1
                 else:
-                    self.tally.skipped["seen"] += 1
+                    items.append(QueuedUrl(self.frontier.next_id + len(items), url, level, parent_id))
+            self.journal.queued(items)
         self.frontier.push(items)
         return items
 
@@ -158,10 +186,29 @@ class Crawl:
         with self._seen_lock:
             if not self.seen.add(target):
                 return "target already seen"
-        return None
+            self.journal.seen(self._worker.item_id, target)
+            return self.traps.admit(target)
 
     def _normalize(self, href: str, base: str | None) -> str | None:
         return normalize(href, base, fold_www=self.config.fold_www, drop_query=self.config.drop_query)
+
+    def _restore(self, previous: PreviousCrawl, journal: Replay) -> None:
+        """Rebuild frontier, seen-set, trap counters and tallies from the disk."""
+        done = previous.done_ids
+        self.frontier.restore(journal.items, done)
+        marks = [url for source, url in journal.seen_marks if source in done]
+        for url in [item.url for item in journal.items] + marks:
+            self.seen.add(url)
+            self.traps.admit(url)
+        for row in previous.rows:
+            self.tally.count_row(row)
+        self._children_before = Counter(item.parent_id for item in journal.items
+                                        if item.parent_id is not None and item.parent_id not in done)
+        self._handed_out = len(done)
+        flags = self.frontier.level_flags
+        for k in range(self.frontier.finished_levels):
+            self.tally.level(k).m = flags[k + 1] if k + 1 < len(flags) else len(self.frontier)
+        self._levels_closed = self.frontier.finished_levels
 
     # -- levels and the end -----------------------------------------------
     def _close_levels(self) -> None:
@@ -172,6 +219,8 @@ class Crawl:
             level = self.tally.level(k)
             level.m = flags[k + 1] if k + 1 < len(flags) else len(self.frontier)
             self.trace.level(k, level.urls, level.new_urls, level.m)
+            self.journal.sync()
+            self.store.sync()
             if self.on_level:
                 self.on_level(k, level)
 
@@ -183,6 +232,7 @@ class Crawl:
         self.store.write_stats(stats)
         self.store.close()
         self.trace.close()
+        self.journal.close()
         self.fetcher.close()
         return stats
 

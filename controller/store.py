@@ -34,15 +34,17 @@ class PageFiles:
 
 
 class PageStore:
-    def __init__(self, out: Path) -> None:
+    def __init__(self, out: Path, *, append: bool = False) -> None:
         self.out = Path(out)
         _prepare(self.out)
-        self._index_file = open(self.out / "index.csv", "w", newline="", encoding="utf-8")
-        self._edges_file = open(self.out / "edges.csv", "w", newline="", encoding="utf-8")
+        mode = "a" if append else "w"
+        self._index_file = open(self.out / "index.csv", mode, newline="", encoding="utf-8")
+        self._edges_file = open(self.out / "edges.csv", mode, newline="", encoding="utf-8")
         self._index = csv.writer(self._index_file)
         self._edges = csv.writer(self._edges_file)
-        self._index.writerow(INDEX_COLUMNS)
-        self._edges.writerow(EDGE_COLUMNS)
+        if not append:
+            self._index.writerow(INDEX_COLUMNS)
+            self._edges.writerow(EDGE_COLUMNS)
 
     def save_page(self, page_id: int, body: bytes, text: str) -> PageFiles:
         html_path = f"pages/{page_id}.html"
@@ -52,8 +54,14 @@ class PageStore:
         return PageFiles(html_path, text_path)
 
     def add_row(self, row: dict) -> None:
+        """Write one index row: the commit mark of a page (see controller/resume.py)."""
         self._index.writerow([_cell(row.get(name)) for name in INDEX_COLUMNS])
         self._index_file.flush()
+
+    def sync(self) -> None:
+        for f in (self._index_file, self._edges_file):
+            f.flush()
+            os.fsync(f.fileno())
 
     def add_edges(self, from_id: int, from_url: str, to_urls: list[str]) -> None:
         self._edges.writerows((from_id, from_url, to) for to in to_urls)
@@ -66,6 +74,7 @@ class PageStore:
         os.replace(tmp, self.out / "stats.json")
 
     def close(self) -> None:
+        self.sync()
         self._index_file.close()
         self._edges_file.close()
 
@@ -75,7 +84,8 @@ def _cell(value) -> str:
         return ""
     if isinstance(value, float):
         return f"{value:.4f}".rstrip("0").rstrip(".") if value else "0"
-    return str(value)
+    # One row per line, always: resume cuts torn rows at line ends.
+    return " ".join(str(value).split()) if isinstance(value, str) else str(value)
 
 
 def _prepare(out: Path) -> None:

@@ -39,6 +39,17 @@ class Tally:
             row.errors += 1
             self.errors_by_kind[error.split(":", 1)[0]] += 1
 
+    def count_row(self, row: dict) -> None:
+        """Count an index.csv row of an earlier run (resume)."""
+        saved = bool(row["html_path"])
+        self.count_fetch(int(row["level"]), row["error"], saved, int(row["new_links"] or 0),
+                         int(row["bytes"] or 0))
+        if saved:
+            text_chars, ratio = int(row["text_chars"]), float(row["filtered_ratio"])
+            # index.csv keeps the ratio, not the source length; this recovers it.
+            source = round(text_chars / (1 - ratio)) if ratio < 1 else text_chars
+            self.count_text(source, text_chars, ratio)
+
     def count_text(self, source_chars: int, text_chars: int, ratio: float) -> None:
         self.source_chars += source_chars
         self.text_chars += text_chars

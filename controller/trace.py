@@ -4,6 +4,7 @@ Fields are separated by single spaces and never move; later versions only
 add fields at the end of a line. URLs are normalized, so they hold no spaces.
 
   <utc time> START <seed> [<seed> ...]
+  <utc time> RESUME <urls done> <queue total>
   <utc time> FETCH <level> <id> <status> <bytes> <ms> <url> [<error ...>]
   <utc time> LEVEL <level> <urls> <new_urls> <m>
   <utc time> END <reason> <urls> <seconds>
@@ -27,13 +28,17 @@ def utc_now() -> str:
 
 
 class TraceLog:
-    def __init__(self, path: Path) -> None:
-        self._file = open(path, "w", encoding="utf-8")
+    def __init__(self, path: Path, *, append: bool = False) -> None:
+        self._file = open(path, "a" if append else "w", encoding="utf-8")
         self._lock = threading.Lock()
-        self._file.write(HEADER)
+        if not append:
+            self._file.write(HEADER)
 
     def start(self, seeds: tuple[str, ...]) -> None:
         self._line("START", *seeds)
+
+    def resume(self, urls_done: int, queue_total: int) -> None:
+        self._line("RESUME", urls_done, queue_total)
 
     def fetch(self, level: int, page_id: int, status: int, size: int, ms: float,
               url: str, error: str = "") -> None:

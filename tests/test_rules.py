@@ -154,3 +154,47 @@ def test_rules_are_frozen_values():
     with pytest.raises(dataclasses.FrozenInstanceError):
         rules.scope = "any"
     assert rules == UrlRules.from_seeds(list(reversed(SEEDS)))
+
+
+# --- spider traps -----------------------------------------------------------
+
+from urlfilter import TrapGuard
+from urlfilter.rules import repeats_too_often
+
+
+@pytest.mark.parametrize("path, limit, expected", [
+    ("/a/b/a/b/a/b", 2, True),
+    ("/a/b/a/b", 2, False),
+    ("/a/a/a", 2, True),
+    ("/x/a/b/a/b/a/b/y", 2, True),        # the run need not start the path
+    ("/a/b/c/a/b/c/a/b/c", 2, True),
+    ("/a/b/c/a/b/c", 2, False),
+    ("/docs/docs/x", 2, False),
+    ("/q/a/b/a/b/c/a/b", 2, False),       # repeats, but not back to back three times
+    ("/a/b/a/b/a/b", 3, False),
+    ("/a//a//a/", 2, True),               # empty segments do not hide a run
+])
+def test_repeated_path_runs(path, limit, expected):
+    assert repeats_too_often(path, limit) is expected
+
+
+def test_rules_reject_repeating_paths_with_their_own_reason():
+    rules = UrlRules.from_seeds(["http://h.test/"])
+    assert rules.reject_reason("http://h.test/a/b/a/b/a/b/page.html") == "repeats"
+    assert rules.reject_reason("http://h.test/a/b/a/b/page.html") is None
+    off = UrlRules.from_seeds(["http://h.test/"], max_path_repeats=0)
+    assert off.reject_reason("http://h.test/a/a/a/a") is None
+
+
+def test_trap_guard_limits_query_variants_per_path():
+    guard = TrapGuard(max_query_variants=3)
+    answers = [guard.admit(f"http://h.test/search?q={i}") for i in range(5)]
+    assert answers == [None, None, None, "query-variants", "query-variants"]
+    assert guard.admit("http://h.test/other?q=1") is None
+    assert guard.admit("http://h.test/search") is None      # no query: not a variant
+
+
+def test_trap_guard_limits_urls_per_host():
+    guard = TrapGuard(max_pages_per_host=2, max_query_variants=0)
+    assert [guard.admit(f"http://a.test/{i}") for i in range(3)] == [None, None, "host-pages"]
+    assert guard.admit("http://b.test:8080/") is None

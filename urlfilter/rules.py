@@ -78,6 +78,23 @@ def _compile(patterns: Iterable[str | re.Pattern], kind: str) -> tuple[re.Patter
     return tuple(compiled)
 
 
+def repeats_too_often(path: str, max_repeats: int) -> bool:
+    """True when some run of segments repeats back to back more than max_repeats
+    times: /a/b/a/b/a/b has the run a/b three times, a typical spider trap
+    (relative links that resolve one level deeper on every page)."""
+    segments = [s for s in path.split("/") if s]
+    n = len(segments)
+    for period in range(1, n // (max_repeats + 1) + 1):
+        # ``same`` counts consecutive positions equal to the one a period back;
+        # period * r such positions mean the run occurs r + 1 times in a row.
+        same = 0
+        for i in range(period, n):
+            same = same + 1 if segments[i] == segments[i - period] else 0
+            if same >= period * max_repeats:
+                return True
+    return False
+
+
 def _extension(path: str) -> str:
     """Lower-case extension of the last path segment, ignoring ';params'; '' if none."""
     segment = path.rpartition("/")[2].partition(";")[0]
@@ -102,6 +119,7 @@ class UrlRules:
     include: tuple[re.Pattern, ...] = ()       # if non-empty, a URL must match (re.search) one
     exclude: tuple[re.Pattern, ...] = ()       # a URL matching (re.search) any is rejected
     max_url_length: int = 2048                 # characters; longer URLs are rejected; 0 = no limit
+    max_path_repeats: int = 2                  # a run of path segments may repeat back to back this often; 0 = no limit
     deny_extensions: frozenset[str] = DEFAULT_DENY_EXTENSIONS  # lower case, without the dot
     _domains: frozenset[str] = field(init=False, repr=False, compare=False, default=frozenset())
     _ip_hosts: frozenset[str] = field(init=False, repr=False, compare=False, default=frozenset())
@@ -121,18 +139,18 @@ class UrlRules:
     def from_seeds(cls, seeds: Iterable[str], scope: str = "host",
                    include: Iterable[str | re.Pattern] = (),
                    exclude: Iterable[str | re.Pattern] = (),
-                   max_url_length: int = 2048) -> UrlRules:
+                   max_url_length: int = 2048, max_path_repeats: int = 2) -> UrlRules:
         """Rules for normalized seed URLs; ValueError names a bad regex or scope."""
         seed_hosts = frozenset(_split_url(seed)[0].lower() for seed in seeds)
         return cls(scope=scope, seed_hosts=seed_hosts,
                    include=_compile(include, "include"), exclude=_compile(exclude, "exclude"),
-                   max_url_length=max_url_length)
+                   max_url_length=max_url_length, max_path_repeats=max_path_repeats)
 
     def reject_reason(self, url: str) -> str | None:
         """None if the normalized ``url`` may be enqueued, else why not.
 
         Reasons, checked cheapest first so the first that applies is given:
-        "length", "scope", "extension", "exclude", "include".
+        "length", "scope", "extension", "repeats", "exclude", "include".
         """
         if self.max_url_length and len(url) > self.max_url_length:
             return "length"
@@ -141,6 +159,8 @@ class UrlRules:
             return "scope"
         if _extension(path) in self.deny_extensions:
             return "extension"
+        if self.max_path_repeats and repeats_too_often(path, self.max_path_repeats):
+            return "repeats"
         if any(pattern.search(url) for pattern in self.exclude):
             return "exclude"
         if self.include and not any(pattern.search(url) for pattern in self.include):

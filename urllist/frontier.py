@@ -41,7 +41,9 @@ class MemoryFrontier:
         self._queue: list[QueuedUrl] = []
         self._cursor = 0            # next position to hand out
         self._processed = 0         # items reported done
+        self._in_flight = 0         # handed out, not yet done
         self._flags: list[int] = []  # flags[k] = queue length m when level k was complete
+        self._done_before: set[int] = set()  # ids processed before a restart (see restore)
 
     @property
     def next_id(self) -> int:
@@ -79,16 +81,42 @@ class MemoryFrontier:
         self._close_levels()
         if not self._flags or n <= 0:
             return []
-        end = min(self._cursor + n, self._flags[-1])
-        items = self._queue[self._cursor:end]
-        self._cursor = end
+        items: list[QueuedUrl] = []
+        end = self._flags[-1]
+        while self._cursor < end and len(items) < n:
+            item = self._queue[self._cursor]
+            self._cursor += 1
+            if item.id not in self._done_before:
+                items.append(item)
+        self._in_flight += len(items)
         return items
 
     def done(self, item: QueuedUrl) -> None:
-        self._processed += 1
-        if self._processed > self._cursor:
+        if self._in_flight <= 0:
             raise ValueError(f"done({item.id}) for an item that was never handed out")
+        self._in_flight -= 1
+        self._processed += 1
         self._close_levels()
+
+    def restore(self, items: Iterable[QueuedUrl], done_ids: set[int]) -> None:
+        """Rebuild after a restart: the whole total queue, and the ids already processed.
+
+        Crawling never hands out level k+1 before level k is processed, so the
+        processed ids are all of levels 0..c-1 and some of level c; the level
+        flags are the end positions of levels 0..c (and c+1 if c is complete).
+        """
+        if self._queue:
+            raise ValueError("restore() needs an empty frontier")
+        self.push(items)
+        self._done_before = set(done_ids)
+        self._processed = len(self._done_before)
+        ends: dict[int, int] = {}
+        for position, item in enumerate(self._queue):
+            ends[item.level] = position + 1
+        for level in sorted(ends):
+            self._flags.append(ends[level])
+            if self._processed < ends[level]:
+                break
 
     def exhausted(self) -> bool:
         """True when every queued URL has been handed out and processed."""

@@ -1,0 +1,123 @@
+"""Starting, refusing and resuming crawls in an output directory.
+
+What is on disk after a kill, and why resuming from it is exact:
+- ``state/queue.log`` (URL_List's journal) holds every queued URL; children
+  are journaled before their parent's index row is written;
+- an ``index.csv`` row is the commit mark of a page: a page whose row is
+  there is never fetched again, one without a row is fetched again;
+- ``edges.csv`` lines of uncommitted pages are dropped on resume, so the
+  refetch does not list them twice; ``pages/<id>.html`` is simply rewritten.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from controller.config import CrawlConfig
+from controller.store import INDEX_COLUMNS, OutputError
+from urllist.journal import cut_torn_line
+
+STATE_DIR = "state"
+SETTINGS_FILE = "settings.json"
+JOURNAL_FILE = "queue.log"
+CRAWL_FILES = ("pages", "text", STATE_DIR, "index.csv", "edges.csv", "trace.log",
+               "stats.json", "stats.json.tmp")
+# Settings that decide which URLs exist and at which level: a resumed crawl
+# must use the same ones, or its result would match neither setting.
+MUST_MATCH = ("seeds", "scope", "include", "exclude", "max_depth", "max_url_length",
+              "max_path_repeats", "max_pages_per_host", "max_query_variants", "dedup",
+              "bloom_capacity", "bloom_error", "extractor", "fold_www", "drop_query",
+              "obey_robots")
+
+
+@dataclass(frozen=True)
+class PreviousCrawl:
+    rows: list[dict]        # committed index.csv rows, in file order
+    done_ids: set[int]
+
+
+def prepare_out_dir(config: CrawlConfig, resume: bool, overwrite: bool) -> None:
+    """Refuse a directory that would mix two crawls; clear it for --overwrite."""
+    out = config.out
+    if resume:
+        saved = out / STATE_DIR / SETTINGS_FILE
+        if not saved.exists():
+            raise OutputError(f"--resume: {out} holds no crawl to resume (no {STATE_DIR}/{SETTINGS_FILE}); "
+                              f"drop --resume to start a new crawl")
+        difference = _difference(json.loads(saved.read_text(encoding="utf-8")), config)
+        if difference:
+            raise OutputError(f"--resume: {difference}; resume with the crawl's own settings "
+                              f"or start a new crawl in another --out")
+        return
+    if out.exists() and any(out.iterdir()):
+        if not overwrite:
+            raise OutputError(f"output directory {out} is not empty; use --resume to continue the "
+                              f"crawl in it, --overwrite to replace it, or choose another --out")
+        for name in CRAWL_FILES:
+            _remove(out / name)
+
+
+def save_settings(config: CrawlConfig) -> None:
+    state = config.out / STATE_DIR
+    state.mkdir(parents=True, exist_ok=True)
+    (state / SETTINGS_FILE).write_text(json.dumps(settings_of(config), indent=2) + "\n",
+                                       encoding="utf-8")
+
+
+def settings_of(config: CrawlConfig) -> dict:
+    settings = asdict(config)
+    settings["out"] = str(config.out)
+    for name in ("seeds", "include", "exclude"):
+        settings[name] = list(settings[name])
+    return settings
+
+
+def load_previous(out: Path) -> PreviousCrawl:
+    """Committed rows of index.csv (a torn last line is cut off) and edges of those rows."""
+    index = out / "index.csv"
+    cut_torn_line(index)
+    with open(index, newline="", encoding="utf-8") as f:
+        rows = [row for row in csv.DictReader(f) if len(row) == len(INDEX_COLUMNS) and
+                None not in row.values()]
+    done = {int(row["id"]) for row in rows}
+    _keep_edges_of(out / "edges.csv", done)
+    return PreviousCrawl(rows, done)
+
+
+def _difference(saved: dict, config: CrawlConfig) -> str:
+    now = settings_of(config)
+    for name in MUST_MATCH:
+        if name in saved and saved[name] != now[name]:
+            option = "--" + name.replace("_", "-")
+            return f"this crawl was started with {option} {_show(saved[name])}, not {_show(now[name])}"
+    return ""
+
+
+def _show(value) -> str:
+    if isinstance(value, list):
+        return " ".join(map(str, value)) or "(none)"
+    return str(value)
+
+
+def _keep_edges_of(path: Path, done: set[int]) -> None:
+    if not path.exists():
+        return
+    cut_torn_line(path)
+    tmp = path.with_suffix(".csv.tmp")
+    with open(path, newline="", encoding="utf-8") as src, \
+            open(tmp, "w", newline="", encoding="utf-8") as dst:
+        reader, writer = csv.reader(src), csv.writer(dst)
+        writer.writerow(next(reader, ["from_id", "from_url", "to_url"]))
+        writer.writerows(row for row in reader if len(row) == 3 and int(row[0]) in done)
+    os.replace(tmp, path)
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path)
+    elif path.exists():
+        path.unlink()

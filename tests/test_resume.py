@@ -1,0 +1,157 @@
+"""Crash safety: SIGKILL a real `crawler` process at several points, resume, and
+get exactly what an uninterrupted crawl gets; refusals that protect a crawl."""
+import csv
+import signal
+import subprocess
+import sys
+import time
+from urllib.parse import urlsplit
+
+import pytest
+
+from controller.config import CrawlConfig
+from controller.crawl import Crawl
+from controller.store import OutputError
+from tests import bigsite
+
+PAGES = 1200
+KILL_AT = (100, 300, 500, 700, 900)   # committed rows at which the process is killed
+DEDUPS = ["set", "ascii", "intstring", "stringhash", "md5", "bloom"]
+
+
+def rows_of(out):
+    path = out / "index.csv"
+    if not path.exists():
+        return []
+    with open(path, newline="", encoding="utf-8") as f:
+        return [r for r in csv.DictReader(f) if r.get("title") is not None]
+
+
+def committed(out):
+    path = out / "index.csv"
+    return path.read_bytes().count(b"\n") - 1 if path.exists() else 0
+
+
+def crawler_args(url, out, dedup, *extra):
+    return [sys.executable, "-m", "controller", "crawl", url, "--out", str(out), "--delay", "0",
+            "--workers", "4", "--per-host", "4", "--max-depth", "0", "--max-pages", "0",
+            "--dedup", dedup, "--quiet", *extra]
+
+
+@pytest.fixture(scope="module")
+def site():
+    from demosite.server import serve
+    with serve(bigsite.handler(PAGES)) as (base, log):
+        yield base + "p/0.html", log
+
+
+def edges_of(out):
+    with open(out / "edges.csv", newline="", encoding="utf-8") as f:
+        return sorted((r["from_url"], r["to_url"]) for r in csv.DictReader(f))
+
+
+@pytest.fixture(scope="module")
+def reference(site, tmp_path_factory):
+    url, log = site
+    out = tmp_path_factory.mktemp("reference") / "out"
+    Crawl(CrawlConfig(seeds=(url,), out=out, delay=0, workers=4, per_host=4, max_depth=0,
+                      max_pages=0, progress=False)).run()
+    return {r["url"]: int(r["level"]) for r in rows_of(out)}, edges_of(out)
+
+
+@pytest.mark.parametrize("dedup", DEDUPS)
+def test_kill_and_resume_gives_the_uninterrupted_result(site, reference, tmp_path, dedup):
+    url, log = site
+    out = tmp_path / "out"
+    kills = []   # (monotonic time of the kill, URLs committed by then)
+    for i, target in enumerate(KILL_AT):
+        extra = ("--resume",) if i else ()
+        proc = subprocess.Popen(crawler_args(url, out, dedup, *extra),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 60
+        while committed(out) < target and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)   # polling an observable condition, bounded by the deadline
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        kills.append((time.monotonic(), {r["url"] for r in rows_of(out)}))
+    done = subprocess.run(crawler_args(url, out, dedup, "--resume"), capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+
+    rows = rows_of(out)
+    urls = [r["url"] for r in rows]
+    levels, edges = reference
+    assert len(urls) == len(set(urls)), "a URL was recorded twice"
+    assert {u: int(r["level"]) for u, r in zip(urls, rows)} == levels
+    counts = [len(urls_then) for _, urls_then in kills]
+    assert all(t <= c < PAGES for t, c in zip(KILL_AT, counts)), f"killed at {counts} rows"
+    assert len(levels) == PAGES
+    assert edges_of(out) == edges
+    for row in rows:
+        assert (out / row["html_path"]).read_bytes() == bigsite.page(int(row["url"].split("/")[-1][:-5]), PAGES)
+    # No page whose row was written before a kill was requested again after it.
+    requests = log.snapshot()
+    base = urlsplit(url)._replace(path="").geturl()
+    for killed_at, committed_urls in kills:
+        again = {base + r.path for r in requests if r.time > killed_at} & committed_urls
+        assert not again, f"fetched again after their rows were written: {sorted(again)[:3]}"
+    log.clear()
+
+
+def make_crawl(out, url="http://127.0.0.1:9/", **overrides):
+    settings = dict(seeds=(url,), out=out, progress=False, max_pages=0)
+    settings.update(overrides)
+    return CrawlConfig(**settings)
+
+
+def test_a_new_crawl_refuses_a_non_empty_directory(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(OutputError, match="not empty; use --resume .* --overwrite"):
+        Crawl(make_crawl(out))
+    assert (out / "notes.txt").read_text() == "mine"
+
+
+def test_resume_refuses_other_settings_and_names_the_difference(tmp_path, site):
+    url, log = site
+    out = tmp_path / "out"
+    Crawl(make_crawl(out, url, max_pages=5, delay=0)).run()
+    with pytest.raises(OutputError, match="started with --dedup stringhash, not ascii"):
+        Crawl(make_crawl(out, url, dedup="ascii"), resume=True)
+    with pytest.raises(OutputError, match="started with --scope host, not any"):
+        Crawl(make_crawl(out, url, scope="any"), resume=True)
+    with pytest.raises(OutputError, match="--seeds"):
+        Crawl(make_crawl(out, url + "?other"), resume=True)
+
+
+def test_resume_needs_a_crawl_to_resume(tmp_path):
+    with pytest.raises(OutputError, match="holds no crawl to resume"):
+        Crawl(make_crawl(tmp_path / "empty"), resume=True)
+
+
+def test_overwrite_replaces_only_the_crawl_files(tmp_path, site):
+    url, log = site
+    out = tmp_path / "out"
+    Crawl(make_crawl(out, url, max_pages=3, delay=0)).run()
+    (out / "notes.txt").write_text("mine")
+    Crawl(make_crawl(out, url, max_pages=2, delay=0), overwrite=True).run()
+    assert len(rows_of(out)) == 2 and (out / "notes.txt").read_text() == "mine"
+
+
+def test_resume_from_the_command_line_needs_only_the_directory(tmp_path, site):
+    url, log = site
+    out = tmp_path / "out"
+    first = subprocess.run(crawler_args(url, out, "ascii", "--max-pages", "40"),
+                           capture_output=True, text=True, timeout=60)
+    assert first.returncode == 0 and "--resume" in first.stderr
+    again = subprocess.run([sys.executable, "-m", "controller", "crawl", "--out", str(out),
+                            "--resume", "--max-pages", "60", "--delay", "0", "--quiet"],
+                           capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0, again.stderr
+    rows = rows_of(out)
+    assert len(rows) == 60 and len({r["url"] for r in rows}) == 60
+    wrong = subprocess.run([sys.executable, "-m", "controller", "crawl", "--out", str(out),
+                            "--resume", "--dedup", "set"], capture_output=True, text=True, timeout=60)
+    assert wrong.returncode == 2 and "--dedup ascii, not set" in wrong.stderr
+    assert wrong.stderr.count("\n") == 1

@@ -1,0 +1,107 @@
+"""QueueJournal: the total queue on disk, so a killed crawl can resume.
+
+Why an append-only text log and not SQLite: the total queue only ever
+grows at its end, which is exactly what an append-only file does best;
+one ``write`` per batch reaches the kernel before the Controller records
+the page that produced the batch, so a ``kill -9`` at any instant leaves
+a log whose complete lines are all true (the OS keeps written data when
+a process dies). ``sync()`` adds fsync for power loss at a few points
+(level ends, every few seconds, exit), not per line, because fsync costs
+milliseconds. A torn last line (power loss) is ignored on replay.
+
+Lines, tab-separated (URLs are normalized, so they hold no tabs):
+  Q <id> <level> <parent_id or -> <url>    a URL appended to the total queue
+  S <source_id> <url>                        a redirect target marked seen while
+                                             fetching source_id (valid only if
+                                             that page's row was committed)
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from urllist.queued import QueuedUrl
+
+SYNC_SECONDS = 5.0
+
+
+@dataclass(frozen=True)
+class Replay:
+    items: list[QueuedUrl]            # the total queue, in id order
+    seen_marks: list[tuple[int, str]]  # (source_id, url) redirect targets
+
+
+class QueueJournal:
+    def __init__(self, path: Path, *, clock=time.monotonic) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._clock = clock
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        cut_torn_line(self.path)
+        self._file = open(self.path, "a", encoding="utf-8")
+        self._last_sync = clock()
+
+    def queued(self, items: Iterable[QueuedUrl]) -> None:
+        lines = "".join(f"Q\t{i.id}\t{i.level}\t{'-' if i.parent_id is None else i.parent_id}\t{i.url}\n"
+                        for i in items)
+        self._write(lines)
+
+    def seen(self, source_id: int, url: str) -> None:
+        self._write(f"S\t{source_id}\t{url}\n")
+
+    def sync(self) -> None:
+        with self._lock:
+            self._file.flush()
+            os.fsync(self._file.fileno())
+            self._last_sync = self._clock()
+
+    def close(self) -> None:
+        self.sync()
+        self._file.close()
+
+    def _write(self, lines: str) -> None:
+        if not lines:
+            return
+        with self._lock:
+            self._file.write(lines)
+            self._file.flush()
+        if self._clock() - self._last_sync >= SYNC_SECONDS:
+            self.sync()
+
+
+def replay(path: Path) -> Replay:
+    """Read a journal back; a missing file is an empty queue."""
+    items: list[QueuedUrl] = []
+    marks: list[tuple[int, str]] = []
+    if not Path(path).exists():
+        return Replay(items, marks)
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if not line.endswith("\n"):
+                break   # torn by power loss: never acknowledged, so never relied on
+            fields = line.rstrip("\n").split("\t")
+            if fields[0] == "Q":
+                parent = None if fields[3] == "-" else int(fields[3])
+                items.append(QueuedUrl(int(fields[1]), fields[4], int(fields[2]), parent))
+            elif fields[0] == "S":
+                marks.append((int(fields[1]), fields[2]))
+    return Replay(items, marks)
+
+
+def cut_torn_line(path: Path) -> None:
+    """Cut an incomplete last line of a text file, so appends start on a line
+    of their own (also used for index.csv and edges.csv on resume)."""
+    if not path.exists():
+        return
+    with open(path, "rb+") as f:
+        size = f.seek(0, os.SEEK_END)
+        start = max(0, size - (1 << 20))   # a line is a few KB at most: read only the tail
+        f.seek(start)
+        tail = f.read()
+        end = start + tail.rfind(b"\n") + 1
+        if end != size:
+            f.truncate(end)
