@@ -12,7 +12,7 @@ import pytest
 from controller.config import CrawlConfig
 from controller.crawl import Crawl
 from controller.store import OutputError
-from tests import bigsite
+import bigsite
 
 PAGES = 1200
 KILL_AT = (100, 300, 500, 700, 900)   # committed rows at which the process is killed
