@@ -6,6 +6,7 @@ how to fix it, with exit status 2 and no traceback.
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import sys
@@ -49,6 +50,9 @@ def crawl_options(func):
                      help="Stop handing out URLs after this many seconds; 0 = no limit."),
         click.option("--workers", type=click.IntRange(min=1, max=256), default=8, show_default=True,
                      help="Fetching threads."),
+        click.option("--processes", type=click.IntRange(min=0, max=64), default=os.cpu_count() or 1,
+                     show_default="number of cores",
+                     help="Parser processes (parse, filter links, save); 0 = parse in the fetch threads."),
         click.option("--per-host", type=click.IntRange(min=1), default=1, show_default=True,
                      help="Requests in flight to one host at most."),
         click.option("--delay", type=click.FloatRange(min=0), default=1.0, show_default=True,

@@ -1,7 +1,8 @@
 """CrawlConfig: every setting of one crawl, validated once, passed explicitly."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
 VERSION = "0.1.0"
@@ -18,6 +19,7 @@ class CrawlConfig:
     max_pages: int = 1000             # URLs fetched at most; 0 = no limit
     max_seconds: float = 0            # wall-clock budget; 0 = no limit
     workers: int = 8                  # fetching threads
+    processes: int = field(default_factory=lambda: os.cpu_count() or 1)  # parser processes; 0 = parse in the fetch threads
     per_host: int = 1                 # requests in flight per host
     delay: float = 1.0                # seconds between two requests to one host
     timeout: float = 10.0             # seconds per request (connect and whole body)

@@ -1,12 +1,13 @@
 """Controller: the level-tracked breadth-first crawl loop.
 
 The loop (``Crawl.run``) is the design paper's flow chart: take URLs from
-URL_List, let workers GetPage and parse them (TextFilter + GetURLs), pass
-the links through URL_Filter, append the new ones to URL_List, record the
-page, and repeat until a stop condition holds. Worker threads only fetch
-and parse; every piece of crawl state (seen-set, frontier, files, counters)
-is touched by this thread alone, apart from the seen-set check of redirect
-targets, which takes a lock.
+URL_List, let worker threads GetPage them, let parser processes digest the
+HTML (TextFilter + GetURLs + the stateless half of URL_Filter, see
+digest.py), ask the URL-seen set which links are new, append those to
+URL_List, record the page, and repeat until a stop condition holds. Every
+piece of crawl state (seen-set, frontier, index, counters) is touched by
+this thread alone, apart from the seen-set check of redirect targets,
+which takes a lock.
 """
 from __future__ import annotations
 
@@ -20,24 +21,29 @@ from controller.config import CrawlConfig
 from controller.resume import (JOURNAL_FILE, STATE_DIR, PreviousCrawl, load_previous,
                                prepare_out_dir, save_settings)
 from controller.stats import build_stats
-from controller.store import PageFiles, PageStore
+from controller.digest import Digest, Digester, DigestJob, DigestPool
+from controller.store import PageStore
 from controller.tally import Tally
 from controller.trace import TraceLog, utc_now
-from getpage import FetchConfig, Fetcher, FetchResult
-from textfilter import Parsed, parse
-from urlfilter import TrapGuard, UrlRules, make_seen, normalize
+from getpage import ADDRESS_CATEGORIES, FetchConfig, Fetcher, FetchResult, address_categories
+from urlfilter import TrapGuard, UrlRules, make_seen
 from urllist import MemoryFrontier, QueuedUrl
 from urllist.journal import QueueJournal, Replay, replay
 
 POLL_SECONDS = 0.25  # how often the loop looks at stop requests while waiting
+MAX_IN_FLIGHT_PER_WORKER = 4  # fetched pages waiting for a parser, per fetch thread, at most
 
 
 @dataclass(frozen=True)
 class Visit:
-    """What a worker brings back for one URL."""
+    """One URL on its way through the loop: fetched, then (HTML only) digested."""
     result: FetchResult
-    parsed: Parsed | None
     fetched_at: str
+    digest: Digest | None = None
+
+    @property
+    def needs_digest(self) -> bool:
+        return self.result.is_html and self.digest is None
 
 
 class Crawl:
@@ -59,6 +65,8 @@ class Crawl:
         self.frontier = MemoryFrontier()
         self.fetcher = fetcher or Fetcher(_fetch_config(config), redirect_check=self._redirect_check)
         self.store = PageStore(config.out, append=resume)
+        self.digester = Digester(config.out, self.rules, config.extractor, config.fold_www,
+                                 config.drop_query)
         self.trace = TraceLog(config.out / "trace.log", append=resume)
         self.journal = QueueJournal(config.out / STATE_DIR / JOURNAL_FILE)
         self.tally = Tally()
@@ -74,6 +82,7 @@ class Crawl:
         else:
             save_settings(config)
         self._started = 0.0
+        self.parsers: DigestPool | None = None
 
     # -- the loop ---------------------------------------------------------
     def run(self) -> dict:
@@ -83,16 +92,22 @@ class Crawl:
         else:
             self.trace.start(self.config.seeds)
             self._enqueue(self.config.seeds, level=0, parent_id=None)
-        with ThreadPoolExecutor(self.config.workers, thread_name_prefix="getpage") as pool:
-            in_flight: dict[Future, QueuedUrl] = {}
+        self.parsers = DigestPool(self.digester, self.config.processes) if self.config.processes else None
+        with ThreadPoolExecutor(self.config.workers, thread_name_prefix="getpage") as fetchers:
+            in_flight: dict[Future, tuple[QueuedUrl, Visit | None]] = {}
             while True:
-                for item in self._next_batch(len(in_flight)):
-                    in_flight[pool.submit(self._visit, item)] = item
+                for item in self._next_batch(in_flight):
+                    in_flight[fetchers.submit(self._visit, item)] = (item, None)
                 if not in_flight:
                     break
                 done, _ = wait(in_flight, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
                 for future in done:
-                    self._record(in_flight.pop(future), future.result())
+                    item, visit = in_flight.pop(future)
+                    visit = self._collect(future, visit)
+                    if visit.needs_digest:
+                        in_flight[self.parsers.submit(self._job(item, visit))] = (item, visit)
+                    else:
+                        self._record(item, visit)
         return self._finish()
 
     def request_stop(self, reason: str) -> None:
@@ -100,15 +115,18 @@ class Crawl:
         self.stop_reason = self.stop_reason or reason
 
     # -- steps of the loop ------------------------------------------------
-    def _next_batch(self, busy: int) -> list[QueuedUrl]:
+    def _next_batch(self, in_flight: dict) -> list[QueuedUrl]:
         limits = self.config
+        fetching = sum(1 for _, visit in in_flight.values() if visit is None)
+        if len(in_flight) >= MAX_IN_FLIGHT_PER_WORKER * limits.workers:
+            return []   # parsers are behind: bodies would pile up in memory
         if limits.max_seconds and time.monotonic() - self._started >= limits.max_seconds:
             self.request_stop("max-seconds")
         if limits.max_pages and self._handed_out >= limits.max_pages:
             self.request_stop("max-pages")
         if self.stop_reason:
             return []
-        n = limits.workers - busy
+        n = limits.workers - fetching
         if limits.max_pages:
             n = min(n, limits.max_pages - self._handed_out)
         batch = self.frontier.pop(n)
@@ -116,48 +134,44 @@ class Crawl:
         return batch
 
     def _visit(self, item: QueuedUrl) -> Visit:
-        """Runs in a worker thread: GetPage, then one parse for text and links."""
+        """Runs in a fetch thread: GetPage (and the digest too, without parser processes)."""
         fetched_at = utc_now()
         self._worker.item_id = item.id   # for _redirect_check, which GetPage calls in this thread
         result = self.fetcher.fetch(item.url)
-        parsed = None
-        if result.is_html:
-            try:
-                parsed = parse(result.text, result.final_url, self.config.extractor)
-            except Exception as exc:  # one odd page must not end a long crawl
-                result = replace(result, error=f"parse: {type(exc).__name__}: {exc}")
-        return Visit(result, parsed, fetched_at)
+        visit = Visit(result, fetched_at)
+        if visit.needs_digest and self.parsers is None:
+            visit = replace(visit, digest=self.digester(self._job(item, visit)))
+        return visit
+
+    def _collect(self, future: Future, visit: Visit | None) -> Visit:
+        """The Visit a finished future stands for: a fetch, or the digest of one."""
+        if visit is None:
+            return future.result()
+        try:
+            digest = future.result()
+        except Exception as exc:   # e.g. a parser process died (out of memory): record, go on
+            digest = Digest(error=f"parse: {type(exc).__name__}: {exc}")
+        return replace(visit, digest=digest)
+
+    @staticmethod
+    def _job(item: QueuedUrl, visit: Visit) -> DigestJob:
+        return DigestJob(item.id, visit.result.final_url, visit.result.body, visit.result.text)
 
     def _record(self, item: QueuedUrl, visit: Visit) -> None:
         """Children are journaled before the page's index row, the commit mark."""
-        result, parsed = visit.result, visit.parsed
-        links = self._filter_links(parsed) if parsed else []
-        new = self._enqueue(links, item.level + 1, item.id) if self._expands(item) else []
+        result, digest = visit.result, visit.digest or Digest()
+        new = self._enqueue(digest.links, item.level + 1, item.id) if self._expands(item) else []
         new_count = len(new) + self._children_before.pop(item.id, 0)
-        files = self.store.save_page(item.id, result.body, parsed.text) if parsed else PageFiles()
-        self.store.add_edges(item.id, item.url, links)
+        self.store.add_edges(item.id, item.url, digest.links)
+        error = result.error or digest.error
         self.trace.fetch(item.level, item.id, result.status, len(result.body),
-                         result.elapsed_ms, item.url, result.error)
-        self.store.add_row(_row(item, visit, files, len(links), new_count))
-        self.tally.count_fetch(item.level, result.error, parsed is not None, new_count, len(result.body))
-        if parsed:
-            self.tally.count_text(parsed.source_chars, len(parsed.text), parsed.filtered_ratio)
+                         result.elapsed_ms, item.url, error)
+        self.store.add_row(_row(item, visit, digest, new_count))
+        self.tally.count_page(item.level, error, digest, new_count, len(result.body))
         self.frontier.done(item)
         self._close_levels()
 
     # -- URL_Filter and URL_List ------------------------------------------
-    def _filter_links(self, parsed: Parsed) -> list[str]:
-        """Distinct normalized links that pass the rules, in document order."""
-        accepted: dict[str, None] = {}
-        for href in parsed.links:
-            url = self._normalize(href, parsed.base_url)
-            reason = "not-http" if url is None else self.rules.reject_reason(url)
-            if reason:
-                self.tally.skipped[reason] += 1
-            else:
-                accepted[url] = None
-        return list(accepted)
-
     def _expands(self, item: QueuedUrl) -> bool:
         return not self.config.max_depth or item.level < self.config.max_depth
 
@@ -177,7 +191,7 @@ class Crawl:
     def _redirect_check(self, url: str) -> str | None:
         """Called by GetPage for each redirect hop: the target must pass URL_Filter
         and be new, so a page reached by a redirect is still fetched once."""
-        target = self._normalize(url, None)
+        target = self.digester.normalize(url, None)
         if target is None:
             return "not http(s)"
         reason = self.rules.reject_reason(target)
@@ -188,9 +202,6 @@ class Crawl:
                 return "target already seen"
             self.journal.seen(self._worker.item_id, target)
             return self.traps.admit(target)
-
-    def _normalize(self, href: str, base: str | None) -> str | None:
-        return normalize(href, base, fold_www=self.config.fold_www, drop_query=self.config.drop_query)
 
     def _restore(self, previous: PreviousCrawl, journal: Replay) -> None:
         """Rebuild frontier, seen-set, trap counters and tallies from the disk."""
@@ -234,6 +245,8 @@ class Crawl:
         self.trace.close()
         self.journal.close()
         self.fetcher.close()
+        if self.parsers:
+            self.parsers.close()
         return stats
 
 
@@ -241,19 +254,30 @@ def _fetch_config(config: CrawlConfig) -> FetchConfig:
     return FetchConfig(user_agent=config.user_agent, timeout=config.timeout,
                        max_redirects=config.max_redirects, max_bytes=config.max_bytes,
                        delay=config.delay, per_host=config.per_host,
-                       obey_robots=config.obey_robots)
+                       obey_robots=config.obey_robots, retries=config.retries,
+                       retry_backoff=config.retry_backoff, max_retry_after=config.max_retry_after,
+                       allowed_addresses=_allowed_addresses(config))
 
 
-def _row(item: QueuedUrl, visit: Visit, files: PageFiles, out_links: int, new_links: int) -> dict:
-    result, parsed = visit.result, visit.parsed
+def _allowed_addresses(config: CrawlConfig) -> frozenset[str]:
+    """Public addresses, plus the kinds the seeds themselves are on: a crawl of a
+    site on 127.0.0.1 must reach loopback, but a crawl of a public site must
+    never be steered into the user's LAN or a cloud metadata endpoint."""
+    if config.allow_private:
+        return frozenset(ADDRESS_CATEGORIES)
+    return frozenset({"public"}) | address_categories(config.seeds)
+
+
+def _row(item: QueuedUrl, visit: Visit, digest: Digest, new_links: int) -> dict:
+    result, saved = visit.result, bool(digest.html_path)
     return {
         "id": item.id, "url": item.url, "final_url": result.final_url, "level": item.level,
         "parent_id": item.parent_id, "status": result.status or "",
         "content_type": result.content_type, "encoding": result.encoding,
-        "bytes": len(result.body), "text_chars": len(parsed.text) if parsed else "",
-        "filtered_ratio": parsed.filtered_ratio if parsed else "",
-        "out_links": out_links, "new_links": new_links, "fetched_at": visit.fetched_at,
-        "elapsed_ms": round(result.elapsed_ms, 1), "html_path": files.html_path,
-        "text_path": files.text_path, "error": result.error,
-        "title": parsed.title if parsed else "",
+        "bytes": len(result.body), "text_chars": digest.text_chars if saved else "",
+        "filtered_ratio": digest.filtered_ratio if saved else "",
+        "out_links": len(digest.links), "new_links": new_links, "fetched_at": visit.fetched_at,
+        "elapsed_ms": round(result.elapsed_ms, 1), "html_path": digest.html_path,
+        "text_path": digest.text_path, "error": result.error or digest.error,
+        "title": digest.title,
     }

@@ -12,7 +12,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 INDEX_COLUMNS = (
@@ -27,12 +26,6 @@ class OutputError(Exception):
     """The output directory cannot be used; the message says why and what to do."""
 
 
-@dataclass(frozen=True)
-class PageFiles:
-    html_path: str = ""   # relative to the output directory, "" when not saved
-    text_path: str = ""
-
-
 class PageStore:
     def __init__(self, out: Path, *, append: bool = False) -> None:
         self.out = Path(out)
@@ -45,13 +38,6 @@ class PageStore:
         if not append:
             self._index.writerow(INDEX_COLUMNS)
             self._edges.writerow(EDGE_COLUMNS)
-
-    def save_page(self, page_id: int, body: bytes, text: str) -> PageFiles:
-        html_path = f"pages/{page_id}.html"
-        text_path = f"text/{page_id}.txt"
-        (self.out / html_path).write_bytes(body)
-        (self.out / text_path).write_text(text, encoding="utf-8")
-        return PageFiles(html_path, text_path)
 
     def add_row(self, row: dict) -> None:
         """Write one index row: the commit mark of a page (see controller/resume.py)."""

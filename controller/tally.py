@@ -39,6 +39,13 @@ class Tally:
             row.errors += 1
             self.errors_by_kind[error.split(":", 1)[0]] += 1
 
+    def count_page(self, level: int, error: str, digest, new_urls: int, size: int) -> None:
+        saved = bool(digest.html_path)
+        self.count_fetch(level, error, saved, new_urls, size)
+        self.skipped.update(digest.skipped)
+        if saved:
+            self.count_text(digest.source_chars, digest.text_chars, digest.filtered_ratio)
+
     def count_row(self, row: dict) -> None:
         """Count an index.csv row of an earlier run (resume)."""
         saved = bool(row["html_path"])

@@ -1,10 +1,12 @@
 """GetPage: the only package that touches the network.
 
 ``Fetcher.fetch(url) -> FetchResult`` checks robots.txt, waits for the
-host's politeness gate, GETs the page, follows redirects, reads and
-decodes HTML bodies within size and time limits, and reports every
-expected failure as a value in ``FetchResult.error``.
+host's politeness gate, GETs the page (connecting only to allowed
+addresses, retrying transient failures), follows redirects, reads and
+decodes HTML bodies within size and time limits, refuses binary garbage,
+and reports every expected failure as a value in ``FetchResult.error``.
 """
+from .addresses import ADDRESS_CATEGORIES, address_categories, address_category, resolve_host
 from .charset import decode_html
 from .fetch import FetchConfig, Fetcher
 from .politeness import PolitenessGate, host_key
@@ -12,14 +14,18 @@ from .result import FetchResult
 from .robots import RobotsCache, RobotsRules, parse_robots, product_token
 
 __all__ = [
+    "ADDRESS_CATEGORIES",
     "FetchConfig",
     "FetchResult",
     "Fetcher",
     "PolitenessGate",
     "RobotsCache",
     "RobotsRules",
+    "address_categories",
+    "address_category",
     "decode_html",
     "host_key",
     "parse_robots",
     "product_token",
+    "resolve_host",
 ]

@@ -1,18 +1,24 @@
 """The Fetcher: one URL in, one FetchResult out.
 
-Owns GetPage's HTTP: the shared ``requests.Session``, the order of steps
-for one fetch (robots check, politeness gate, GET, redirects, body,
-charset), the size and time limits on a body, and the translation of
-network exceptions into error values (in ``_describe``, and nowhere else).
+Owns the order of steps for one fetch (robots check, politeness gate, GET,
+retries, redirects, body, binary check, charset), the size and time limits
+on a body, and the translation of network exceptions into error values (in
+``_describe``, and nowhere else).
 
-Nothing here retries. A retry policy would wrap ``Fetcher._hop``, the one
-network round trip, and look at the kind of the error it returns.
+Its helpers each own one rule: ``transport`` the session and where a
+connection may go, ``addresses`` the address categories, ``retry`` which
+failures are tried again and how long to wait, ``sniff`` what a body
+really is, ``robots`` and ``politeness`` what the site and good manners
+allow.
+
+Retries wrap ``_request``, the one network round trip: every attempt waits
+for the politeness gate again, and every new connection is vetted by the
+address guard again.
 """
 from __future__ import annotations
 
-import codecs
 import http.client
-import http.cookiejar
+import random
 import socket
 import time
 from collections.abc import Callable, Iterator
@@ -22,11 +28,20 @@ from urllib.parse import urldefrag, urljoin, urlsplit
 
 import requests
 import urllib3.exceptions
-from requests.adapters import HTTPAdapter
 
+from .addresses import (
+    ADDRESS_CATEGORIES,
+    AddressGuard,
+    BlockedAddress,
+    Classifier,
+    Resolver,
+    address_category,
+    resolve_host,
+)
 from .charset import decode_html
 from .politeness import PolitenessGate, host_key
 from .result import FetchResult
+from .retry import backoff_wait, is_transient, retry_after
 from .robots import (
     MAX_ROBOTS_BYTES,
     MAX_ROBOTS_REDIRECTS,
@@ -37,25 +52,14 @@ from .robots import (
     robots_url,
     rules_for_response,
 )
+from .sniff import SNIFF_BYTES, binary_bytes, binary_text, looks_like_html
+from .transport import new_session
 
 CHUNK_BYTES = 64 * 1024
-# How many leading bytes decide whether an unlabelled body is HTML
-# (the WHATWG MIME Sniffing standard's resource header size).
-SNIFF_BYTES = 512
 # Bodies of redirects and error pages up to this size are read and thrown
 # away so their connection goes back to the pool; larger ones are cut off.
 DRAIN_BYTES = 16 * 1024
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
-ACCEPT = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"
-
-# WHATWG MIME Sniffing §7.1: tags that mark an unlabelled resource as HTML
-# when they open it (after whitespace) and are followed by space or ">".
-_HTML_OPENINGS = tuple(
-    tag.encode()
-    for tag in ("<!doctype html", "<html", "<head", "<script", "<iframe", "<h1",
-                "<div", "<font", "<table", "<a", "<style", "<title", "<b",
-                "<body", "<br", "<p", "<!--")
-)
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,12 @@ class FetchConfig:
     per_host: int = 1               # requests in flight to one host at most
     obey_robots: bool = True        # False: robots.txt is neither fetched nor obeyed
     html_types: tuple[str, ...] = ("text/html", "application/xhtml+xml")  # media types whose body is read
+    retries: int = 2                # extra attempts after a transient failure (retry.py); 0 = none
+    retry_backoff: float = 0.5      # seconds; after failed attempt n wait random in [0, backoff * 2**(n-1)]
+    max_retry_after: float = 30.0   # seconds; a 429/503 asking for a longer Retry-After is given up at once
+    # Address categories (addresses.ADDRESS_CATEGORIES) a connection may go
+    # to; a host with any address outside them is "blocked".
+    allowed_addresses: frozenset[str] = frozenset({"public"})
 
     def __post_init__(self) -> None:
         product_token(self.user_agent)  # raises ValueError if there is none
@@ -77,6 +87,13 @@ class FetchConfig:
             raise ValueError("timeout and max_bytes must be positive")
         if self.max_redirects < 0 or self.delay < 0 or self.per_host < 1:
             raise ValueError("need max_redirects >= 0, delay >= 0, per_host >= 1")
+        if self.retries < 0 or self.retry_backoff < 0 or self.max_retry_after < 0:
+            raise ValueError("need retries >= 0, retry_backoff >= 0, max_retry_after >= 0")
+        # A set passed by a caller would make the frozen config unhashable.
+        object.__setattr__(self, "allowed_addresses", frozenset(self.allowed_addresses))
+        if unknown := self.allowed_addresses - set(ADDRESS_CATEGORIES):
+            raise ValueError(f"unknown address categories {sorted(unknown)}; "
+                             f"choose from {', '.join(ADDRESS_CATEGORIES)}")
 
 
 class _Failure(Exception):
@@ -100,7 +117,11 @@ class Fetcher:
 
     ``redirect_check(url)`` is asked about every redirect target (absolute,
     without fragment) before it is followed; a returned string is the
-    reason to stop there. ``clock`` and ``sleep`` drive the politeness gate.
+    reason to stop there. ``clock`` and ``sleep`` drive the politeness gate
+    and the waits between retries; ``rng`` draws the backoff jitter.
+    ``resolve(host, port)`` lists a host's addresses and ``classify(ip)``
+    names an address's category (see ``addresses``); tests replace them to
+    map made-up names onto local addresses.
     """
 
     def __init__(
@@ -110,12 +131,18 @@ class Fetcher:
         redirect_check: Callable[[str], str | None] | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
+        resolve: Resolver = resolve_host,
+        classify: Classifier = address_category,
+        rng: random.Random | None = None,
     ) -> None:
         self._config = config
         self._redirect_check = redirect_check
+        self._sleep = sleep
+        self._rng = rng or random.Random()
         self._token = product_token(config.user_agent)
         self._html_types = frozenset(media.lower() for media in config.html_types)
-        self._session = _new_session(config)
+        guard = AddressGuard(config.allowed_addresses, resolve, classify)
+        self._session = new_session(config.user_agent, config.per_host, guard)
         self._gate = PolitenessGate(config.delay, config.per_host, clock=clock, sleep=sleep)
         self._robots = RobotsCache(self._load_robots)
 
@@ -123,9 +150,12 @@ class Fetcher:
         """Fetch ``url``; never raises for network, HTTP or robots failures.
 
         Failures are in ``error`` as "kind: detail", kind one of robots,
-        timeout, connection, redirect, too-large, http, invalid. ``status``,
-        ``final_url`` and ``headers`` describe the last response received
-        (a redirect response when following it was refused).
+        timeout, connection, redirect, too-large, http, invalid, blocked
+        (the host resolves to an address that is not allowed) and garbage
+        (binary data labelled as HTML). ``status``, ``final_url`` and
+        ``headers`` describe the last response received (a redirect
+        response when following it was refused); ``attempts`` counts the
+        requests made for ``final_url``.
         """
         started = time.perf_counter()
         result = self._follow(url)
@@ -191,19 +221,47 @@ class Fetcher:
         rules = self._robots.rules(origin_of(url))
         if rules.allows(url):
             return ""
+        if rules.source == "blocked":
+            return rules.reason
         if rules.source == "unreachable":
             # Say why: "disallowed" would hide a dead or failing host.
             return f"robots: robots.txt unreachable ({rules.reason})"
         return "robots: disallowed by robots.txt"
 
-    # -- one request ------------------------------------------------------
+    # -- one URL: a request and its retries ----------------------------------
 
     def _hop(self, url: str) -> _Hop:
+        """GET ``url`` (one hop of a redirect chain), with retries."""
+        return self._retrying(url, self._request)
+
+    def _retrying(self, url: str, request: Callable[[str], _Hop]) -> _Hop:
+        """``request(url)``, repeated while it fails transiently and retries are left."""
+        hop, attempt = request(url), 1
+        while attempt <= self._config.retries and is_transient(hop.result.error, hop.result.status):
+            asked = retry_after(hop.result.status, hop.result.headers, time.time())
+            if asked is not None and asked > self._config.max_retry_after:
+                over = f" (Retry-After {asked:.0f} s over the {self._config.max_retry_after:g} s cap)"
+                return _Hop(replace(hop.result, error=hop.result.error + over, attempts=attempt))
+            self._pause(url, attempt, asked)
+            hop, attempt = request(url), attempt + 1
+        return _Hop(replace(hop.result, attempts=attempt), hop.location)
+
+    def _pause(self, url: str, attempt: int, asked: float | None) -> None:
+        if asked is None:
+            self._sleep(backoff_wait(attempt, self._config.retry_backoff, self._rng))
+        else:
+            # The server spoke for the whole host: hold every request to it,
+            # this retry included, at the politeness gate.
+            self._gate.hold_off(host_key(url), asked)
+
+    def _request(self, url: str) -> _Hop:
         """One politeness-gated GET of ``url``, its body read if it is HTML."""
         with self._gate.hold(host_key(url)):
             deadline = time.monotonic() + self._config.timeout
             try:
                 response = self._get(url)
+            except BlockedAddress as exc:
+                return _Hop(FetchResult(url=url, final_url=url, error=str(exc)))
             except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
                 return _Hop(FetchResult(url=url, final_url=url, error=self._describe(exc)))
             try:
@@ -234,9 +292,7 @@ class Fetcher:
         body = self._html_body(response, deadline, sniff=not declared)
         if body is None:
             return _Hop(result)  # unlabelled and does not look like HTML
-        text, encoding = decode_html(body, result.headers.get("content-type", ""))
-        content_type = declared or "text/html"
-        return _Hop(replace(result, body=body, text=text, encoding=encoding, content_type=content_type))
+        return _Hop(_page(replace(result, content_type=declared or "text/html"), body))
 
     def _html_body(self, response: requests.Response, deadline: float, sniff: bool) -> bytes | None:
         """The decoded body, or None if ``sniff`` finds it is not HTML."""
@@ -248,11 +304,11 @@ class Fetcher:
                 raise _Failure(f"too-large: body over {self._config.max_bytes} bytes")
             chunks.append(chunk)
             if sniff and size >= SNIFF_BYTES:
-                if not _looks_like_html(b"".join(chunks)):
+                if not looks_like_html(b"".join(chunks)):
                     return None
                 sniff = False
         body = b"".join(chunks)
-        return None if sniff and not _looks_like_html(body) else body
+        return None if sniff and not looks_like_html(body) else body
 
     def _stream(self, response: requests.Response, deadline: float) -> Iterator[bytes]:
         """Decoded body chunks as they arrive, until the end or the deadline.
@@ -305,36 +361,52 @@ class Fetcher:
         return rules
 
     def _robots_rules(self, url: str) -> RobotsRules:
-        for _ in range(MAX_ROBOTS_REDIRECTS + 1):
-            with self._gate.hold(host_key(url)):
-                answer = self._robots_response(url)
-            if isinstance(answer, str):
-                return RobotsRules.unreachable(answer)
-            status, body, location = answer
-            if location is None:
-                return rules_for_response(status, body, self._token)
-            url = _resolve(url, location)
+        for redirects in range(MAX_ROBOTS_REDIRECTS + 1):
+            hop = self._retrying(url, self._robots_request)
+            kind = _kind(hop.result.error)
+            if kind == "blocked" and redirects == 0:
+                return RobotsRules.blocked(hop.result.error)
+            if kind not in ("", "http"):
+                # No usable answer; a robots.txt redirect into a blocked
+                # address lands here too, and counts against this origin
+                # only as an unreachable robots.txt.
+                return RobotsRules.unreachable(hop.result.error)
+            if hop.location is None:
+                return rules_for_response(hop.result.status, hop.result.body, self._token)
+            url = _resolve(url, hop.location)
             if _invalid_reason(url):
                 return RobotsRules.unavailable()
         return RobotsRules.unavailable()  # RFC 9309 §2.3.1.2: too many redirects
 
-    def _robots_response(self, url: str) -> tuple[int, bytes, str | None] | str:
-        """(status, first 500 KiB of body, redirect location), or the error
-        value that made robots.txt unreachable."""
-        deadline = time.monotonic() + self._config.timeout
-        try:
-            with self._get(url) as response:
-                status, location = response.status_code, response.headers.get("location")
-                if not 200 <= status < 300:
-                    self._drain(response, deadline)
-                    redirected = status in REDIRECT_STATUSES and location
-                    return status, b"", _header_text(location) if redirected else None
-                return status, self._robots_body(response, deadline), None
-        except (requests.RequestException, urllib3.exceptions.HTTPError,
-                http.client.HTTPException, OSError) as exc:
-            return self._describe(exc)
-        except _Failure as failure:
-            return failure.error
+    def _robots_request(self, url: str) -> _Hop:
+        """One politeness-gated GET of a robots.txt: its status, the first
+        500 KiB of a 2xx body, and where a redirect points; or the error that
+        kept an answer from coming."""
+        with self._gate.hold(host_key(url)):
+            deadline = time.monotonic() + self._config.timeout
+            try:
+                with self._get(url) as response:
+                    return self._robots_answer(url, response, deadline)
+            except BlockedAddress as exc:
+                return _Hop(FetchResult(url=url, final_url=url, error=str(exc)))
+            except (requests.RequestException, urllib3.exceptions.HTTPError,
+                    http.client.HTTPException, OSError) as exc:
+                return _Hop(FetchResult(url=url, final_url=url, error=self._describe(exc)))
+            except _Failure as failure:
+                return _Hop(FetchResult(url=url, final_url=url, error=failure.error))
+
+    def _robots_answer(self, url: str, response: requests.Response, deadline: float) -> _Hop:
+        result = _response_result(url, response)
+        status = response.status_code
+        if 200 <= status < 300:
+            return _Hop(replace(result, body=self._robots_body(response, deadline)))
+        self._drain(response, deadline)
+        location = result.headers.get("location") if status in REDIRECT_STATUSES else None
+        if location:
+            return _Hop(result, _header_text(location))
+        if status >= 400:  # an error value, so that 429 and 5xx are retried
+            return _Hop(replace(result, error=f"http: {status} {_reason(response)}"))
+        return _Hop(result)
 
     def _robots_body(self, response: requests.Response, deadline: float) -> bytes:
         body = bytearray()
@@ -343,29 +415,6 @@ class Fetcher:
             if len(body) > MAX_ROBOTS_BYTES:
                 break  # the rest is never parsed, so never read
         return bytes(body)
-
-
-def _new_session(config: FetchConfig) -> requests.Session:
-    session = requests.Session()
-    # Without this, every request looks up proxy settings and .netrc in the
-    # environment: about a third of requests' CPU time per GET, for nothing
-    # on a crawler that is configured explicitly.
-    session.trust_env = False
-    # A crawler fetches each page once and should see what any visitor
-    # sees; cookies would make fetches depend on their order.
-    session.cookies.set_policy(_NoCookies())
-    session.headers.update({"User-Agent": config.user_agent, "Accept": ACCEPT})
-    # Keep idle connections for many hosts (breadth-first crawls switch
-    # hosts often), and as many per host as may be in flight.
-    adapter = HTTPAdapter(pool_connections=64, pool_maxsize=config.per_host, max_retries=0)
-    session.mount("http://", adapter)
-    session.mount("https://", adapter)
-    return session
-
-
-class _NoCookies(http.cookiejar.DefaultCookiePolicy):
-    def set_ok(self, cookie: object, request: object) -> bool:
-        return False
 
 
 def _response_result(url: str, response: requests.Response, error: str = "") -> FetchResult:
@@ -420,15 +469,22 @@ def _invalid_reason(url: str) -> str:
     return ""
 
 
-def _looks_like_html(head: bytes) -> bool:
-    """WHATWG MIME Sniffing's test for HTML on the first bytes of a body."""
-    start = head.removeprefix(codecs.BOM_UTF8).lstrip(b" \t\n\r\x0c").lower()
-    for tag in _HTML_OPENINGS:
-        if start.startswith(tag):
-            after = start[len(tag):len(tag) + 1]
-            if tag == b"<!--" or after in (b" ", b">"):
-                return True
-    return False
+def _page(result: FetchResult, body: bytes) -> FetchResult:
+    """``result`` with an HTML body decoded, unless the body is binary garbage:
+    then an error, and neither the body nor any text is kept."""
+    header = result.headers.get("content-type", "")
+    garbage = replace(result, error=f"garbage: binary content served as {result.content_type}")
+    if binary_bytes(body, header):
+        return garbage
+    text, encoding = decode_html(body, header)
+    if binary_text(text):
+        return garbage
+    return replace(result, body=body, text=text, encoding=encoding)
+
+
+def _kind(error: str) -> str:
+    """The kind of an error value "kind: detail" ("" for no error)."""
+    return error.partition(":")[0]
 
 
 def _limit_socket_wait(raw: urllib3.HTTPResponse, seconds: float) -> None:

@@ -4,7 +4,9 @@ Owns the rule that keeps the crawler polite to each server: at most
 ``per_host`` requests to one host in flight, and at least ``interval``
 seconds between the starts of two requests to one host. The interval
 starts as the configured delay and can be raised per host (robots.txt
-Crawl-delay). Different hosts never wait for each other: the shared lock is
+Crawl-delay), and a host can be held off for a while (a server's
+Retry-After applies to every request to that host, not only to the one
+that got it). Different hosts never wait for each other: the shared lock is
 held only for bookkeeping, never while waiting.
 
 The clock and the sleep are injected so that tests can run the timing
@@ -44,6 +46,7 @@ class _Host:
     interval: float
     in_flight: int = 0
     last_start: float | None = None
+    not_before: float = float("-inf")  # clock time before which nothing starts
 
 
 class PolitenessGate:
@@ -115,6 +118,15 @@ class PolitenessGate:
             state = self._state(host)
             state.interval = max(state.interval, seconds)
 
+    def hold_off(self, host: str, seconds: float) -> None:
+        """Start no request to ``host`` for ``seconds`` from now.
+
+        Only ever pushes the time later: of two hold-offs the longer wins.
+        """
+        with self._lock:
+            state = self._state(host)
+            state.not_before = max(state.not_before, self._clock() + seconds)
+
     def interval(self, host: str) -> float:
         """The current minimum interval for ``host``, in seconds."""
         with self._lock:
@@ -128,10 +140,11 @@ class PolitenessGate:
             while state.in_flight >= self._per_host:
                 state.slot_freed.wait()
             now = self._clock()
+            ready = state.not_before
             if state.last_start is not None:
-                wait = state.last_start + state.interval - now
-                if wait > 0:
-                    return wait
+                ready = max(ready, state.last_start + state.interval)
+            if ready > now:
+                return ready - now
             state.in_flight += 1
             state.last_start = now
             return 0.0

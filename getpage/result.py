@@ -1,8 +1,9 @@
 """FetchResult: what GetPage hands back for one URL.
 
 Expected failures (timeouts, refused connections, robots denials, bodies
-that are too large) are values in ``error``, never exceptions, so the
-Controller's loop needs no ladder of try/except.
+that are too large, blocked addresses, binary garbage) are values in
+``error``, never exceptions, so the Controller's loop needs no ladder of
+try/except.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ class FetchResult:
     elapsed_ms: float = 0.0        # wall time of the fetch, including redirects
     error: str = ""                # "" on success; else "kind: detail", e.g. "timeout: read 10s"
     redirects: tuple[str, ...] = ()  # every URL visited before final_url, in order
+    attempts: int = 1              # requests made for final_url (1 = no retry; also 1 when none was sent)
 
     @property
     def ok(self) -> bool:

@@ -4,8 +4,9 @@ Owns three things, none of which touches the network:
 
 * ``RobotsRules``: the verdict for one origin (scheme://host:port), built
   from robots.txt text with protego, or from the fact that robots.txt was
-  unavailable (4xx: everything allowed) or unreachable (5xx, network
-  failure: everything disallowed);
+  unavailable (4xx: everything allowed), unreachable (5xx, network
+  failure: everything disallowed) or blocked (the host's address is one
+  the crawler must not connect to: everything disallowed);
 * ``rules_for_response``: the RFC's mapping of a robots.txt response to
   rules;
 * ``RobotsCache``: one ``RobotsRules`` per origin, loaded once by an
@@ -87,8 +88,11 @@ class RobotsRules:
     """What one origin's robots.txt says to this crawler.
 
     ``source`` is "parsed" (rules from a robots.txt), "unavailable"
-    (robots.txt missing: everything allowed) or "unreachable" (server or
-    network failure: everything disallowed). ``crawl_delay`` is in seconds,
+    (robots.txt missing: everything allowed), "unreachable" (server or
+    network failure: everything disallowed) or "blocked" (the origin's
+    host resolves to an address the crawler may not connect to, so
+    robots.txt was never asked for: everything disallowed, and ``reason``
+    is the "blocked: ..." error value). ``crawl_delay`` is in seconds,
     None when not given.
     """
 
@@ -96,7 +100,7 @@ class RobotsRules:
     token: str = ""
     crawl_delay: float | None = None
     parser: Protego | None = None
-    reason: str = ""  # why robots.txt was unreachable, e.g. "http 503", "connection: refused"
+    reason: str = ""  # why robots.txt was unreachable or blocked, e.g. "http 503", "connection: refused"
 
     @classmethod
     def unavailable(cls) -> RobotsRules:
@@ -105,6 +109,10 @@ class RobotsRules:
     @classmethod
     def unreachable(cls, reason: str) -> RobotsRules:
         return cls("unreachable", reason=reason)
+
+    @classmethod
+    def blocked(cls, reason: str) -> RobotsRules:
+        return cls("blocked", reason=reason)
 
     def allows(self, url: str) -> bool:
         """May this crawler fetch ``url`` (an absolute URL of this origin)?"""

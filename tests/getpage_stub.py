@@ -3,7 +3,10 @@
 Each path is answered by a function of the request handler; every request
 is recorded (path, headers, arrival time, client port) so tests can assert
 what the server received. Unknown paths get 404. HTTP/1.1 with keep-alive,
-so connection reuse is observable.
+so connection reuse is observable. ``host`` binds it to another loopback
+address (127.0.0.2 ...), which tests name a "private" host.
+
+``local_config`` is the FetchConfig for fetching from these servers.
 """
 from __future__ import annotations
 
@@ -14,7 +17,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from getpage import FetchConfig
+
 Route = Callable[[BaseHTTPRequestHandler], None]
+# The stub servers live on loopback, which a Fetcher refuses by default.
+LOCAL = frozenset({"public", "loopback"})
+
+
+def local_config(user_agent: str, **settings: object) -> FetchConfig:
+    """A FetchConfig for the stub servers: loopback allowed, and no
+    retries unless a test asks (retries would sleep for real)."""
+    return FetchConfig(user_agent=user_agent, **{"allowed_addresses": LOCAL, "retries": 0, **settings})
 
 
 @dataclass(frozen=True)
@@ -56,11 +69,11 @@ class _QuietServer(ThreadingHTTPServer):
 
 
 class StubServer:
-    def __init__(self) -> None:
+    def __init__(self, host: str = "127.0.0.1") -> None:
         self.routes: dict[str, Route] = {}
         self.received: list[Received] = []
         self._lock = threading.Lock()
-        self._httpd = _QuietServer(("127.0.0.1", 0), self._handler_class())
+        self._httpd = _QuietServer((host, 0), self._handler_class())
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.01,), daemon=True)
         self._thread.start()
 
@@ -68,8 +81,10 @@ class StubServer:
     def port(self) -> int:
         return self._httpd.server_address[1]
 
-    def url(self, path: str = "/") -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
+    def url(self, path: str = "/", host: str = "") -> str:
+        """The URL of ``path`` here; ``host`` names the server otherwise
+        than by its address (for a resolver stub to map back)."""
+        return f"http://{host or self._httpd.server_address[0]}:{self.port}{path}"
 
     def paths(self) -> list[str]:
         with self._lock:

@@ -1,9 +1,13 @@
-"""charset.decode_html: the encoding of a page chosen the way browsers choose it."""
+"""charset.decode_html: the encoding of a page chosen the way browsers choose it;
+and sniff's binary test, which must pass every real page in every encoding."""
 import codecs
+import gzip
+import random
 
 import pytest
 
 from getpage.charset import codec_for_label, decode_html, header_charset
+from getpage.sniff import binary_bytes, binary_text
 
 CHINESE = "北京是中华人民共和国的首都，也是全国的政治、文化和国际交往中心。长城是中国古代的军事防御工程，绵延数千公里。"
 TRADITIONAL = "臺灣是位於東亞的島嶼，首都是臺北市。這裡的夜市文化非常有名，每年吸引許多觀光客前來品嚐小吃。"
@@ -139,3 +143,50 @@ def test_labels_map_as_browsers_map_them(label, codec):
 ])
 def test_header_charset_parameter(value, charset):
     assert header_charset(value) == charset
+
+
+# -- binary garbage behind an HTML label (getpage.sniff) ---------------------------
+
+
+def is_binary(body, content_type):
+    """The Fetcher's two steps: the bytes, then the decoded text."""
+    return binary_bytes(body, content_type) or binary_text(decode_html(body, content_type)[0])
+
+
+REAL_PAGES = [  # (name, body, Content-Type)
+    *[(f"{c[0]}, labelled", html(c[1] * 20).encode(c[2]), f"text/html; charset={c[3]}") for c in CASES],
+    *[(f"{c[0]}, unlabelled", html(c[1] * 20).encode(c[2]), "text/html") for c in CASES],
+    ("utf-16-le with bom", codecs.BOM_UTF16_LE + html(CHINESE * 20).encode("utf-16-le"), "text/html"),
+    ("utf-16-be with bom", codecs.BOM_UTF16_BE + html(JAPANESE * 20).encode("utf-16-be"), "text/html"),
+    ("utf-16 by its label", html(TRADITIONAL * 20).encode("utf-16-le"), "text/html; charset=utf-16"),
+    ("a few control characters", html("\x1b[1mbold\x1b[0m log line, \x0b a tab " * 5).encode(),
+     "text/html"),
+    ("gbk mislabelled as utf-8", html(CHINESE * 20).encode("gbk"), "text/html; charset=utf-8"),
+    ("empty", b"", "text/html"),
+    ("tiny", b"<p>hi</p>", "text/html"),
+]
+
+
+@pytest.mark.parametrize("name, body, content_type", REAL_PAGES, ids=[p[0] for p in REAL_PAGES])
+def test_real_pages_are_not_binary(name, body, content_type):
+    assert not is_binary(body, content_type)
+
+
+GARBAGE = [  # (name, body, Content-Type)
+    ("random bytes", random.Random(1).randbytes(50_000), "text/html"),
+    ("random bytes, labelled utf-8", random.Random(2).randbytes(50_000), "text/html; charset=utf-8"),
+    ("random bytes without NULs", bytes(b for b in random.Random(3).randbytes(50_000) if b), "text/html"),
+    ("gzip data", gzip.compress(random.Random(5).randbytes(20_000)), "text/html"),
+    ("png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x01\x00" + bytes(300), "text/html"),
+    ("html then a NUL", b"<html><body>" + b"a" * 1000 + b"\x00" + b"b" * 100, "text/html"),
+]
+
+
+@pytest.mark.parametrize("name, body, content_type", GARBAGE, ids=[g[0] for g in GARBAGE])
+def test_binary_data_is_recognised(name, body, content_type):
+    assert is_binary(body, content_type)
+
+
+def test_only_the_first_4_kib_is_examined():
+    late_nul = b"<html><body>" + b"a" * 5000 + b"\x00" + b"</body></html>"
+    assert not binary_bytes(late_nul, "text/html")

@@ -1,16 +1,33 @@
 """Fetcher.fetch against real servers on 127.0.0.1: what comes back, and what
-the server saw (which requests, which headers, how much it managed to send)."""
+the server saw (which requests, which headers, how much it managed to send).
+
+Hostile servers (retries, bombs, garbage, bodies cut off) and the address
+rule (made-up host names mapped by a resolver stub onto 127.0.0.1, called
+"public", and 127.0.0.2, called "private") have their own sections."""
 import gzip
+import random
+import shutil
 import socket
+import ssl
+import struct
+import subprocess
 import threading
 import time
 import tracemalloc
-import zlib
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from getpage_stub import StubServer, page, redirect, send
+from faultsite import gzip_bomb
+from getpage_stub import StubServer, local_config, page, redirect, send
 
-from getpage import FetchConfig, Fetcher, FetchResult
+from getpage import (
+    ADDRESS_CATEGORIES,
+    FetchConfig,
+    Fetcher,
+    FetchResult,
+    address_categories,
+    address_category,
+)
 
 UA = "BfsBot/0.1 (+http://example.org/bot)"
 HTML = "<!DOCTYPE html><html><head><title>Tëst</title></head><body><p>北京 ✓</p></body></html>"
@@ -26,12 +43,16 @@ def server():
 
 @pytest.fixture
 def fetcher():
-    with Fetcher(FetchConfig(user_agent=UA, delay=0, timeout=3)) as instance:
+    with Fetcher(local_config(UA, delay=0, timeout=3)) as instance:
         yield instance
 
 
 def make_fetcher(**settings):
-    return Fetcher(FetchConfig(user_agent=UA, **{"delay": 0, "timeout": 3, **settings}))
+    """A Fetcher for the stub servers; clock, sleep, rng, resolve, classify
+    and redirect_check go to the Fetcher, the rest to its config."""
+    injected = {name: settings.pop(name) for name in ("clock", "sleep", "rng", "resolve", "classify",
+                                                       "redirect_check") if name in settings}
+    return Fetcher(local_config(UA, **{"delay": 0, "timeout": 3, **settings}), **injected)
 
 
 class Streamer:
@@ -139,16 +160,18 @@ def test_max_bytes_boundary(server):
         assert fetcher.fetch(server.url("/over")).error == "too-large: body over 1000 bytes"
 
 
-def gzip_bomb(size):
-    """A gzip stream that inflates to ``size`` zero bytes, built without holding them."""
-    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
-    block = bytes(1024 * 1024)
-    data = b"".join(packer.compress(block) for _ in range(size // len(block)))
-    return data + packer.flush()
+@pytest.fixture(scope="module")
+def bomb():
+    """1 GiB of zeros, gzip-compressed to about 1 MB."""
+    return gzip_bomb(1024 * 1024 * 1024)
 
 
-def test_gzip_bomb_is_cut_at_max_bytes_with_bounded_memory(server):
-    bomb = gzip_bomb(BIG)
+def test_gzip_bomb_builder_inflates_to_the_size_it_claims():
+    assert gzip.decompress(gzip_bomb(8 * 1024 * 1024)) == bytes(8 * 1024 * 1024)
+
+
+def test_gzip_bomb_is_cut_at_max_bytes_with_bounded_memory(server, bomb):
+    assert len(bomb) < 2 * 1024 * 1024
     server.routes["/bomb"] = lambda h: send(h, 200, bomb, {"Content-Type": "text/html",
                                                            "Content-Encoding": "gzip"})
     with make_fetcher(max_bytes=1_000_000) as fetcher:
@@ -159,7 +182,24 @@ def test_gzip_bomb_is_cut_at_max_bytes_with_bounded_memory(server):
         finally:
             tracemalloc.stop()
     assert result.error == "too-large: body over 1000000 bytes"
+    assert (result.status, result.body, result.text) == (200, b"", None)
+    # Inflating all of it would take 1 GiB; the cap bounds what is inflated.
     assert peak < 8 * 1024 * 1024, peak
+
+
+def test_gzip_bomb_inside_a_gzip_bomb_is_cut_too(server, bomb):
+    twice = gzip.compress(bomb)
+    server.routes["/bomb2"] = lambda h: send(h, 200, twice, {"Content-Type": "text/html",
+                                                             "Content-Encoding": "gzip, gzip"})
+    with make_fetcher(max_bytes=1_000_000) as fetcher:
+        tracemalloc.start()
+        try:
+            result = fetcher.fetch(server.url("/bomb2"))
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert result.error == "too-large: body over 1000000 bytes"
+    assert peak < 16 * 1024 * 1024, peak
 
 
 def test_trickling_server_times_out_at_the_deadline(server):
@@ -338,7 +378,7 @@ def test_redirect_check_can_stop_a_hop(server):
         asked.append(url)
         return "out-of-scope" if url.endswith("/outside") else None
 
-    with Fetcher(FetchConfig(user_agent=UA, delay=0), redirect_check=check) as fetcher:
+    with Fetcher(local_config(UA, delay=0), redirect_check=check) as fetcher:
         result = fetcher.fetch(server.url("/a"))
     assert result.error == f"redirect: out-of-scope {server.url('/outside')}"
     assert (result.status, result.final_url) == (302, server.url("/b"))
@@ -397,3 +437,459 @@ def test_fetch_result_is_a_frozen_value(server, fetcher):
     assert isinstance(result, FetchResult)
     with pytest.raises(AttributeError):
         result.status = 500
+
+
+# -- bodies cut off -----------------------------------------------------------
+
+
+def test_chunked_body_cut_off_is_a_connection_error_not_a_hang(server, fetcher):
+    def cut(handler):
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/html")
+        handler.send_header("Transfer-Encoding", "chunked")
+        handler.end_headers()
+        handler.wfile.write(b"400\r\n" + b"x" * 1024 + b"\r\n400\r\n" + b"y" * 100)
+        handler.close_connection = True
+
+    server.routes["/cut"] = cut
+    started = time.monotonic()
+    result = fetcher.fetch(server.url("/cut"))
+    assert result.error == "connection: closed before the body was complete"
+    assert time.monotonic() - started < 1.5  # the fetcher's timeout is 3 s
+
+
+def test_server_closing_mid_body_is_retried_and_then_recorded(server):
+    def short(handler):
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/html")
+        handler.send_header("Content-Length", "1000")
+        handler.end_headers()
+        handler.wfile.write(b"<html>" + b"x" * 94)
+        handler.close_connection = True
+
+    server.routes["/short"] = short
+    clock = FakeTime()
+    with make_fetcher(retries=2, clock=clock.clock, sleep=clock.sleep) as fetcher:
+        result = fetcher.fetch(server.url("/short"))
+    assert result.error == "connection: closed before the body was complete"
+    assert (result.attempts, server.paths().count("/short")) == (3, 3)
+
+
+# -- binary garbage served as HTML ----------------------------------------------
+
+
+@pytest.mark.parametrize("name, body", [
+    ("random bytes", random.Random(7).randbytes(100_000)),
+    ("png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + random.Random(8).randbytes(5000)),
+    ("gzip data without Content-Encoding", gzip.compress(b"<html>" + bytes(range(256)) * 400)),
+    ("random bytes without a NUL", bytes(b for b in random.Random(9).randbytes(20_000) if b)),
+])
+def test_binary_garbage_labelled_html_is_not_decoded(server, fetcher, name, body):
+    server.routes["/g"] = page(body, "text/html")
+    result = fetcher.fetch(server.url("/g"))
+    assert result.error == "garbage: binary content served as text/html"
+    assert (result.status, result.content_type) == (200, "text/html")
+    assert (result.text, result.body, result.encoding) == (None, b"", "")
+    assert not result.is_html
+
+
+def test_binary_garbage_check_leaves_real_pages_alone(server, fetcher):
+    pages = {
+        "/utf16": (codecs_bom_utf16("<html><body>UTF-16 页面</body></html>"), "text/html"),
+        "/gbk": ("<html><body>中文网页，编码是GBK。</body></html>".encode("gbk"),
+                 "text/html; charset=gbk"),
+        "/big5": ("<html><body>臺灣的夜市文化非常有名。</body></html>".encode("big5"),
+                  "text/html; charset=big5"),
+        "/escape": (b"<html><body><pre>\x1b[31mred\x1b[0m log line</pre></body></html>", "text/html"),
+    }
+    for path, (body, content_type) in pages.items():
+        server.routes[path] = page(body, content_type)
+        result = fetcher.fetch(server.url(path))
+        assert result.error == "" and result.is_html, path
+        assert result.body == body
+
+
+def codecs_bom_utf16(text):
+    return "\ufeff".encode("utf-16-le") + text.encode("utf-16-le")
+
+
+# -- retries --------------------------------------------------------------------
+
+
+class FakeTime:
+    """A clock that only moves when someone sleeps: retries wait for nothing."""
+
+    def __init__(self):
+        self.now = 1000.0
+        self.sleeps = []
+
+    def clock(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
+def failing(statuses, headers=None):
+    """A route answering with ``statuses`` in turn, then a page."""
+    answers = iter(statuses)
+
+    def route(handler):
+        status = next(answers, 200)
+        body = HTML.encode() if status == 200 else b"<html>not now</html>"
+        send(handler, status, body, {"Content-Type": "text/html", **(headers or {})})
+    return route
+
+
+def retrying_fetcher(clock, **settings):
+    return make_fetcher(**{"retries": 2, "clock": clock.clock, "sleep": clock.sleep,
+                           "rng": random.Random(1), **settings})
+
+
+@pytest.mark.parametrize("status, error", [
+    (500, "http: 500 Internal Server Error"),
+    (502, "http: 502 Bad Gateway"),
+    (503, "http: 503 Service Unavailable"),
+    (429, "http: 429 Too Many Requests"),
+])
+def test_5xx_and_429_are_tried_three_times_with_jittered_backoff(server, status, error):
+    server.routes["/e"] = failing([status] * 10)
+    clock = FakeTime()
+    with retrying_fetcher(clock, retry_backoff=0.5) as fetcher:
+        result = fetcher.fetch(server.url("/e"))
+    assert (result.error, result.status, result.attempts) == (error, status, 3)
+    assert server.paths().count("/e") == 3
+    expected = random.Random(1)
+    assert clock.sleeps == [expected.uniform(0, 0.5), expected.uniform(0, 1.0)]
+
+
+@pytest.mark.parametrize("status", [400, 403, 404, 410])
+def test_other_4xx_are_never_retried(server, status):
+    server.routes["/e"] = failing([status] * 10)
+    clock = FakeTime()
+    with retrying_fetcher(clock) as fetcher:
+        result = fetcher.fetch(server.url("/e"))
+    assert (result.status, result.attempts) == (status, 1)
+    assert server.paths().count("/e") == 1
+    assert clock.sleeps == []
+
+
+def test_a_transient_failure_that_clears_gives_the_page(server):
+    server.routes["/p"] = failing([503, 500])
+    clock = FakeTime()
+    with retrying_fetcher(clock) as fetcher:
+        result = fetcher.fetch(server.url("/p"))
+    assert (result.ok, result.text, result.attempts) == (True, HTML, 3)
+
+
+def test_retry_after_is_honoured_host_wide_instead_of_the_backoff(server):
+    server.routes["/p"] = failing([503], {"Retry-After": "7"})
+    clock = FakeTime()
+    with retrying_fetcher(clock) as fetcher:
+        result = fetcher.fetch(server.url("/p"))
+        assert clock.sleeps == [7.0]
+        # The server spoke for the host: the next URL there waited too, not
+        # after it (the clock has passed the hold-off by now).
+        other = fetcher.fetch(server.url("/p"))
+    assert (result.ok, result.attempts) == (True, 2)
+    assert other.ok and clock.sleeps == [7.0]
+
+
+def test_429_retry_after_as_an_http_date(server):
+    when = time.time() + 5
+    server.routes["/p"] = failing([429], {"Retry-After": email_date(when)})
+    clock = FakeTime()
+    with retrying_fetcher(clock) as fetcher:
+        assert fetcher.fetch(server.url("/p")).ok
+    assert len(clock.sleeps) == 1 and 3 <= clock.sleeps[0] <= 5
+
+
+def email_date(timestamp):
+    from email.utils import formatdate
+    return formatdate(timestamp, usegmt=True)
+
+
+def test_retry_after_over_the_cap_gives_up_at_once(server):
+    server.routes["/p"] = failing([503] * 5, {"Retry-After": "3600"})
+    clock = FakeTime()
+    with retrying_fetcher(clock, max_retry_after=30) as fetcher:
+        result = fetcher.fetch(server.url("/p"))
+    assert result.error == "http: 503 Service Unavailable (Retry-After 3600 s over the 30 s cap)"
+    assert (result.attempts, server.paths().count("/p"), clock.sleeps) == (1, 1, [])
+
+
+def test_retry_after_really_waits_on_a_real_clock(server):
+    server.routes["/p"] = failing([503], {"Retry-After": "1"})
+    with make_fetcher(retries=1) as fetcher:
+        result = fetcher.fetch(server.url("/p"))
+    assert (result.ok, result.attempts) == (True, 2)
+    first, second = (r.at for r in server.received if r.path == "/p")
+    assert second - first >= 1.0 - 0.01
+
+
+def test_every_retry_waits_for_the_politeness_gate(server):
+    server.routes["/e"] = failing([500] * 5)
+    with make_fetcher(retries=2, retry_backoff=0, delay=0.15, obey_robots=False) as fetcher:
+        assert fetcher.fetch(server.url("/e")).attempts == 3
+    times = [r.at for r in server.received]
+    assert len(times) == 3
+    assert all(b - a >= 0.15 - 0.01 for a, b in zip(times, times[1:]))
+
+
+def test_reset_connection_is_retried(server):
+    def reset_once(handler):
+        if server.paths().count("/r") == 1:
+            handler.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            handler.connection.close()
+            handler.close_connection = True
+        else:
+            send(handler, 200, HTML.encode(), {"Content-Type": "text/html"})
+
+    server.routes["/r"] = reset_once
+    clock = FakeTime()
+    with retrying_fetcher(clock) as fetcher:
+        result = fetcher.fetch(server.url("/r"))
+    assert (result.ok, result.attempts) == (True, 2)
+
+
+def test_read_timeout_is_retried(server):
+    release = threading.Event()
+
+    def silent(handler):
+        release.wait(2)
+
+    server.routes["/silent"] = silent
+    with make_fetcher(timeout=0.3, retries=1, retry_backoff=0, obey_robots=False) as fetcher:
+        result = fetcher.fetch(server.url("/silent"))
+    release.set()
+    assert (result.error, result.attempts) == ("timeout: read 0.3s", 2)
+    assert server.paths() == ["/silent", "/silent"]
+
+
+def test_unresolvable_host_is_not_retried():
+    asked = []
+
+    def resolve(host, port):
+        asked.append(host)
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    clock = FakeTime()
+    with retrying_fetcher(clock, resolve=resolve) as fetcher:
+        result = fetcher.fetch("http://nowhere.test/page")
+    assert result.error == "robots: robots.txt unreachable (connection: host name not resolved)"
+    assert (asked, clock.sleeps) == (["nowhere.test"], [])
+
+
+def test_redirect_hops_are_retried_each(server):
+    server.routes["/a"] = redirect("/b")
+    server.routes["/b"] = failing([502])
+    clock = FakeTime()
+    with retrying_fetcher(clock) as fetcher:
+        result = fetcher.fetch(server.url("/a"))
+    assert (result.ok, result.final_url, result.attempts) == (True, server.url("/b"), 2)
+
+
+# -- addresses: never into a private network from a public seed ------------------
+
+PUBLIC_IP, PRIVATE_IP = "127.0.0.1", "127.0.0.2"
+
+
+class Names:
+    """A resolver stub (site.test is the "public" 127.0.0.1, intranet.test the
+    "private" 127.0.0.2) and a classifier stub; it records what was asked."""
+
+    def __init__(self, **extra):
+        self.table = {"site.test": [PUBLIC_IP], "intranet.test": [PRIVATE_IP], **extra}
+        self.asked = []
+
+    def resolve(self, host, port):
+        self.asked.append(host)
+        if host not in self.table:
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return list(self.table[host])
+
+    @staticmethod
+    def classify(ip):
+        return {PUBLIC_IP: "public", PRIVATE_IP: "private"}[ip]
+
+
+@pytest.fixture
+def intranet():
+    stub = StubServer(host=PRIVATE_IP)
+    stub.routes["/secret"] = page("<html>the router's admin page</html>")
+    yield stub
+    stub.close()
+
+
+def public_fetcher(names, **settings):
+    """A Fetcher with the crawler's default rule: public addresses only."""
+    return make_fetcher(**{"allowed_addresses": frozenset({"public"}), "resolve": names.resolve,
+                           "classify": names.classify, **settings})
+
+
+@pytest.mark.parametrize("obey_robots", [True, False])
+def test_redirect_into_a_private_address_is_blocked_and_never_sent(server, intranet, obey_robots):
+    names = Names()
+    target = intranet.url("/secret", host="intranet.test")
+    server.routes["/go"] = redirect(target)
+    with public_fetcher(names, obey_robots=obey_robots) as fetcher:
+        result = fetcher.fetch(server.url("/go", host="site.test"))
+    assert result.error.startswith(f"blocked: intranet.test resolves to private address {PRIVATE_IP}")
+    assert result.redirects == ((server.url("/go", host="site.test"),) if not obey_robots else ())
+    assert intranet.received == []
+    assert "intranet.test" in names.asked
+    # The public site got the request under its own name, at the checked address.
+    assert server.received[-1].headers["host"] == f"site.test:{server.port}"
+
+
+def test_link_to_a_private_address_is_blocked_without_a_packet(intranet):
+    names = Names()
+    with public_fetcher(names) as fetcher:
+        result = fetcher.fetch(intranet.url("/secret", host="intranet.test"))
+    assert result.error == f"blocked: intranet.test resolves to private address {PRIVATE_IP}"
+    assert (result.status, result.body) == (0, b"")
+    assert intranet.received == []  # not even robots.txt
+
+
+def test_private_addresses_are_fetched_when_allowed(intranet):
+    names = Names()
+    with public_fetcher(names, allowed_addresses=frozenset({"public", "private"})) as fetcher:
+        result = fetcher.fetch(intranet.url("/secret", host="intranet.test"))
+    assert result.ok
+    assert intranet.paths() == ["/robots.txt", "/secret"]
+
+
+def test_a_host_is_blocked_if_any_of_its_addresses_is(server, intranet):
+    names = Names(**{"mixed.test": [PUBLIC_IP, PRIVATE_IP]})
+    server.routes["/p"] = page(HTML)
+    with public_fetcher(names, obey_robots=False) as fetcher:
+        result = fetcher.fetch(server.url("/p", host="mixed.test"))
+    assert result.error == f"blocked: mixed.test resolves to private address {PRIVATE_IP}"
+    assert server.received == [] and intranet.received == []
+
+
+def test_the_connection_goes_to_the_checked_address(server):
+    """site.test exists only in the stub: the fetch can work only if the
+    connection uses the address the guard checked, not a second lookup."""
+    names = Names()
+    server.routes["/p"] = page(HTML)
+    with public_fetcher(names) as fetcher:
+        result = fetcher.fetch(server.url("/p", host="site.test"))
+    assert result.ok and result.text == HTML
+    assert names.asked == ["site.test"]  # one connection, one lookup, kept alive
+    assert server.paths() == ["/robots.txt", "/p"]
+
+
+def test_dns_rebinding_cannot_slip_a_private_address_past_the_check(server, intranet):
+    """A name that answers public first and private later: every new
+    connection is checked with the answer it then connects to."""
+    answers = iter([[PUBLIC_IP], [PRIVATE_IP], [PRIVATE_IP]])
+    names = Names()
+    names.resolve = lambda host, port: next(answers)
+
+    def page_then_close(handler):
+        send(handler, 200, HTML.encode(), {"Content-Type": "text/html", "Connection": "close"})
+        handler.close_connection = True
+
+    server.routes["/secret"] = page_then_close  # same path on both: only the address differs
+    with public_fetcher(names, obey_robots=False) as fetcher:
+        first = fetcher.fetch(server.url("/secret", host="rebind.test"))
+        second = fetcher.fetch(server.url("/secret", host="rebind.test"))
+    assert first.ok
+    assert second.error == f"blocked: rebind.test resolves to private address {PRIVATE_IP}"
+    assert server.paths() == ["/secret"]
+    assert intranet.received == []
+
+
+def test_loopback_is_blocked_by_default(server):
+    server.routes["/p"] = page(HTML)
+    with Fetcher(FetchConfig(user_agent=UA, retries=0)) as fetcher:
+        result = fetcher.fetch(server.url("/p"))
+    assert result.error == "blocked: 127.0.0.1 resolves to loopback address 127.0.0.1"
+    assert server.received == []
+
+
+def test_unknown_address_category_is_a_config_error():
+    with pytest.raises(ValueError, match="intranet"):
+        FetchConfig(user_agent=UA, allowed_addresses=frozenset({"public", "intranet"}))
+    assert FetchConfig(user_agent=UA, allowed_addresses={"public"}).allowed_addresses == {"public"}
+
+
+@pytest.mark.parametrize("ip, category", [
+    ("8.8.8.8", "public"), ("93.184.216.34", "public"), ("2606:4700:4700::1111", "public"),
+    ("127.0.0.1", "loopback"), ("127.9.9.9", "loopback"), ("::1", "loopback"),
+    ("::ffff:127.0.0.1", "loopback"),
+    ("10.1.2.3", "private"), ("172.16.0.1", "private"), ("192.168.1.1", "private"),
+    ("fc00::1", "private"), ("fd12:3456::1", "private"), ("::ffff:10.0.0.1", "private"),
+    ("100.64.0.1", "private"), ("100.100.100.200", "private"),
+    ("169.254.169.254", "link-local"), ("fe80::1", "link-local"),
+    ("224.0.0.1", "multicast"), ("239.255.255.250", "multicast"), ("ff02::1", "multicast"),
+    ("0.0.0.0", "reserved"), ("::", "reserved"), ("240.0.0.1", "reserved"),
+    ("255.255.255.255", "reserved"),
+])
+def test_address_categories(ip, category):
+    assert address_category(ip) == category
+    assert category in ADDRESS_CATEGORIES
+
+
+def test_address_categories_of_seeds():
+    names = Names()
+    assert address_categories(["http://127.0.0.1:8000/", "http://[::1]/x"]) == {"loopback"}
+    assert address_categories(["http://site.test/", "https://intranet.test:8443/a",
+                               "http://nowhere.test/", "not a url", "http://bad:port/"],
+                              resolve=names.resolve, classify=names.classify) == {"public", "private"}
+    assert address_categories([]) == frozenset()
+
+
+# -- TLS: the checked address, but the host's name for SNI and the certificate --
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory):
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is needed to make a test certificate")
+    folder = tmp_path_factory.mktemp("tls")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                    "-subj", "/CN=site.test", "-addext", "subjectAltName=DNS:site.test",
+                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+    return cert, key
+
+
+@pytest.fixture
+def tls_server(certificate):
+    cert, key = certificate
+    names_seen = []
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    context.sni_callback = lambda sock, name, ctx: names_seen.append(name)
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            send(self, 200, HTML.encode(), {"Content-Type": "text/html"})
+
+        def log_message(self, *args):
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
+    threading.Thread(target=httpd.serve_forever, args=(0.01,), daemon=True).start()
+    yield httpd.server_address[1], names_seen, cert
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.mark.parametrize("host, ok", [("site.test", True), ("wrong.test", False)])
+def test_tls_checks_the_host_name_while_connecting_to_the_checked_address(tls_server, host, ok):
+    port, names_seen, cert = tls_server
+    names = Names(**{"wrong.test": [PUBLIC_IP]})
+    with public_fetcher(names, obey_robots=False) as fetcher:
+        fetcher._session.verify = str(cert)  # trust the test's own CA; no other way in
+        result = fetcher.fetch(f"https://{host}:{port}/")
+    assert names_seen == [host]
+    if ok:
+        assert result.ok and result.text == HTML
+    else:
+        assert result.error == "connection: TLS failure"

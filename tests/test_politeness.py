@@ -3,9 +3,9 @@ that record when requests arrive and how many are in flight at once."""
 import threading
 
 import pytest
-from getpage_stub import StubServer, page, send
+from getpage_stub import StubServer, local_config, page, send
 
-from getpage import FetchConfig, Fetcher
+from getpage import Fetcher
 from getpage.politeness import PolitenessGate, host_key
 
 UA = "BfsBot/0.1"
@@ -143,7 +143,7 @@ def gaps(server):
 
 
 def test_requests_to_one_host_start_at_least_delay_apart(server):
-    with Fetcher(FetchConfig(user_agent=UA, delay=0.2)) as fetcher:
+    with Fetcher(local_config(UA, delay=0.2)) as fetcher:
         results = [fetcher.fetch(server.url(f"/p{n}")) for n in range(3)]
     assert all(result.ok for result in results)
     assert server.paths() == ["/robots.txt", "/p0", "/p1", "/p2"]
@@ -151,7 +151,7 @@ def test_requests_to_one_host_start_at_least_delay_apart(server):
 
 
 def test_concurrent_workers_are_spaced_too(server):
-    with Fetcher(FetchConfig(user_agent=UA, delay=0.15, per_host=3)) as fetcher:
+    with Fetcher(local_config(UA, delay=0.15, per_host=3)) as fetcher:
         threads = [threading.Thread(target=fetcher.fetch, args=(server.url(f"/p{n}"),))
                    for n in range(4)]
         for thread in threads:
@@ -164,7 +164,7 @@ def test_concurrent_workers_are_spaced_too(server):
 
 def test_crawl_delay_raises_the_interval(server):
     server.routes["/robots.txt"] = page("User-agent: *\nCrawl-delay: 0.3\n", "text/plain")
-    with Fetcher(FetchConfig(user_agent=UA, delay=0.05)) as fetcher:
+    with Fetcher(local_config(UA, delay=0.05)) as fetcher:
         for n in range(2):
             assert fetcher.fetch(server.url(f"/p{n}")).ok
         assert fetcher.robots_delay(server.url("/")) == 0.3
@@ -203,7 +203,7 @@ def test_per_host_2_allows_two_requests_in_flight_but_not_three(server):
     held = HeldRequests(expect_inside=2)
     for n in range(3):
         server.routes[f"/h{n}"] = held
-    config = FetchConfig(user_agent=UA, delay=0, per_host=2, obey_robots=False, timeout=15)
+    config = local_config(UA, delay=0, per_host=2, obey_robots=False, timeout=15)
     with Fetcher(config) as fetcher:
         threads = [threading.Thread(target=fetcher.fetch, args=(server.url(f"/h{n}"),))
                    for n in range(3)]
@@ -223,7 +223,7 @@ def test_a_held_host_does_not_block_another_host(server):
     server.routes["/held"] = held
     other = StubServer()
     other.routes["/fast"] = page("<html>fast</html>")
-    config = FetchConfig(user_agent=UA, delay=0, per_host=1, obey_robots=False, timeout=15)
+    config = local_config(UA, delay=0, per_host=1, obey_robots=False, timeout=15)
     try:
         with Fetcher(config) as fetcher:
             thread = threading.Thread(target=fetcher.fetch, args=(server.url("/held"),))
@@ -235,3 +235,38 @@ def test_a_held_host_does_not_block_another_host(server):
             thread.join(10)
     finally:
         other.close()
+
+
+def test_hold_off_delays_the_next_request_to_that_host_only():
+    time = FakeTime()
+    gate = PolitenessGate(0.0, 1, clock=time.clock, sleep=time.sleep)
+    gate.hold_off("a:80", 5.0)
+    with gate.hold("b:80"):
+        pass
+    assert time.sleeps == []
+    with gate.hold("a:80"):
+        pass
+    assert time.sleeps == [pytest.approx(5.0)]
+
+
+def test_hold_off_only_ever_gets_longer():
+    time = FakeTime()
+    gate = PolitenessGate(0.0, 1, clock=time.clock, sleep=time.sleep)
+    gate.hold_off("a:80", 5.0)
+    gate.hold_off("a:80", 1.0)
+    gate.acquire("a:80")
+    assert time.sleeps == [pytest.approx(5.0)]
+
+
+def test_hold_off_and_interval_the_later_wins():
+    time = FakeTime()
+    gate = PolitenessGate(3.0, 1, clock=time.clock, sleep=time.sleep)
+    with gate.hold("a:80"):
+        pass
+    gate.hold_off("a:80", 1.0)  # ends before the interval does
+    with gate.hold("a:80"):
+        pass
+    gate.hold_off("a:80", 10.0)  # ends after it
+    with gate.hold("a:80"):
+        pass
+    assert time.sleeps == [pytest.approx(3.0), pytest.approx(10.0)]

@@ -4,7 +4,7 @@ import socket
 import threading
 
 import pytest
-from getpage_stub import StubServer, page, redirect, send
+from getpage_stub import StubServer, local_config, page, redirect, send
 
 from getpage import FetchConfig, Fetcher
 from getpage.robots import (
@@ -211,7 +211,7 @@ def server():
 
 @pytest.fixture
 def fetcher():
-    with Fetcher(FetchConfig(user_agent=UA, delay=0, timeout=2)) as instance:
+    with Fetcher(local_config(UA, delay=0, timeout=2)) as instance:
         yield instance
 
 
@@ -269,7 +269,7 @@ def test_robots_txt_is_fetched_once_with_many_concurrent_fetches(server):
     server.routes["/robots.txt"] = robots
     for n in range(16):
         server.routes[f"/p{n}"] = page(f"<html>{n}</html>")
-    config = FetchConfig(user_agent=UA, delay=0, per_host=4, timeout=5)
+    config = local_config(UA, delay=0, per_host=4, timeout=5)
     with Fetcher(config) as fetcher:
         start = threading.Barrier(17)
         results = {}
@@ -340,7 +340,97 @@ def test_crawl_delay_is_exposed_per_origin(server, fetcher):
 def test_robots_ignored_when_not_obeyed(server):
     server.routes["/robots.txt"] = page("User-agent: *\nDisallow: /\n", "text/plain")
     server.routes["/page"] = page("<html>ok</html>")
-    with Fetcher(FetchConfig(user_agent=UA, delay=0, obey_robots=False)) as fetcher:
+    with Fetcher(local_config(UA, delay=0, obey_robots=False)) as fetcher:
         assert fetcher.fetch(server.url("/page")).ok
         assert fetcher.robots_delay(server.url("/page")) is None
     assert server.paths() == ["/page"]
+
+
+# -- retries and blocked hosts -------------------------------------------------
+
+
+class FakeTime:
+    """A clock that only moves when someone sleeps."""
+
+    def __init__(self):
+        self.now = 1000.0
+        self.sleeps = []
+
+    def clock(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
+def retrying(clock, **settings):
+    return Fetcher(local_config(UA, **{"delay": 0, "timeout": 2, "retries": 2, **settings}),
+                   clock=clock.clock, sleep=clock.sleep)
+
+
+def flaky_robots(server, statuses, headers=None):
+    """robots.txt answers ``statuses`` in turn, then "Disallow: /private"."""
+    answers = iter(statuses)
+
+    def robots(handler):
+        status = next(answers, 200)
+        body = b"User-agent: *\nDisallow: /private\n" if status == 200 else b"busy"
+        send(handler, status, body, {"Content-Type": "text/plain", **(headers or {})})
+
+    server.routes["/robots.txt"] = robots
+
+
+def test_a_transient_robots_failure_does_not_block_the_host(server):
+    flaky_robots(server, [503, 500])
+    server.routes["/public"] = page("<html>ok</html>")
+    clock = FakeTime()
+    with retrying(clock) as fetcher:
+        assert fetcher.fetch(server.url("/public")).ok
+        assert fetcher.fetch(server.url("/private/x")).error == "robots: disallowed by robots.txt"
+    assert server.paths() == ["/robots.txt"] * 3 + ["/public"]
+    assert len(clock.sleeps) == 2
+
+
+def test_robots_retry_after_holds_the_host(server):
+    flaky_robots(server, [429], {"Retry-After": "4"})
+    server.routes["/public"] = page("<html>ok</html>")
+    clock = FakeTime()
+    with retrying(clock) as fetcher:
+        assert fetcher.fetch(server.url("/public")).ok
+    assert clock.sleeps == [4.0]
+
+
+def test_robots_failing_every_try_disallows_the_host(server):
+    flaky_robots(server, [503] * 10)
+    clock = FakeTime()
+    with retrying(clock) as fetcher:
+        result = fetcher.fetch(server.url("/page"))
+    assert result.error == "robots: robots.txt unreachable (http 503)"
+    assert server.paths() == ["/robots.txt"] * 3
+
+
+def test_robots_404_is_not_retried(server):
+    server.routes["/page"] = page("<html>ok</html>")
+    clock = FakeTime()
+    with retrying(clock) as fetcher:
+        assert fetcher.fetch(server.url("/page")).ok
+    assert server.paths() == ["/robots.txt", "/page"]
+    assert clock.sleeps == []
+
+
+def test_robots_redirect_into_a_blocked_address_is_not_followed(server):
+    intranet = StubServer(host="127.0.0.2")
+    try:
+        intranet.routes["/robots.txt"] = page("User-agent: *\nAllow: /\n", "text/plain")
+        server.routes["/robots.txt"] = redirect(intranet.url("/robots.txt"))
+        config = local_config(UA, delay=0, allowed_addresses=frozenset({"public"}))
+        categories = {"127.0.0.1": "public", "127.0.0.2": "private"}
+        with Fetcher(config, classify=categories.__getitem__) as fetcher:
+            result = fetcher.fetch(server.url("/page"))
+        assert result.error == ("robots: robots.txt unreachable "
+                                "(blocked: 127.0.0.2 resolves to private address 127.0.0.2)")
+        assert server.paths() == ["/robots.txt"]
+        assert intranet.received == []
+    finally:
+        intranet.close()
