@@ -63,8 +63,8 @@ class Crawl:
         self.seen = make_seen(config.dedup, capacity=config.bloom_capacity,
                               error_rate=config.bloom_error)
         self.frontier = MemoryFrontier()
+        self.store = PageStore(config.out, append=resume)   # first: a bad --out fails before any lookup
         self.fetcher = fetcher or Fetcher(_fetch_config(config), redirect_check=self._redirect_check)
-        self.store = PageStore(config.out, append=resume)
         self.digester = Digester(config.out, self.rules, config.extractor, config.fold_www,
                                  config.drop_query)
         self.trace = TraceLog(config.out / "trace.log", append=resume)
