@@ -23,7 +23,7 @@ from controller.resume import (JOURNAL_FILE, STATE_DIR, PreviousCrawl, load_prev
 from controller.stats import build_stats
 from controller.digest import Digest, Digester, DigestJob, DigestPool
 from controller.store import PageStore
-from controller.tally import Tally
+from controller.tally import Snapshot, Tally
 from controller.trace import TraceLog, utc_now
 from getpage import ADDRESS_CATEGORIES, FetchConfig, Fetcher, FetchResult, address_categories
 from urlfilter import TrapGuard, UrlRules, make_seen
@@ -31,6 +31,7 @@ from urllist import MemoryFrontier, QueuedUrl
 from urllist.journal import QueueJournal, Replay, replay
 
 POLL_SECONDS = 0.25  # how often the loop looks at stop requests while waiting
+PROGRESS_SECONDS = 0.2  # a progress display is updated at most this often
 MAX_IN_FLIGHT_PER_WORKER = 4  # fetched pages waiting for a parser, per fetch thread, at most
 
 
@@ -49,7 +50,7 @@ class Visit:
 class Crawl:
     """One crawl into config.out; ``resume=True`` continues the crawl found there."""
 
-    def __init__(self, config: CrawlConfig, *, fetcher=None, on_level=None,
+    def __init__(self, config: CrawlConfig, *, fetcher=None, on_level=None, on_progress=None,
                  resume: bool = False, overwrite: bool = False) -> None:
         prepare_out_dir(config, resume, overwrite)
         # Read (and tidy) what a stopped crawl left before any file is reopened.
@@ -71,6 +72,8 @@ class Crawl:
         self.journal = QueueJournal(config.out / STATE_DIR / JOURNAL_FILE)
         self.tally = Tally()
         self.on_level = on_level          # called with (level, LevelTally) when a level ends
+        self.on_progress = on_progress    # called with a Snapshot a few times a second at most
+        self._last_progress = 0.0
         self.stop_reason = ""
         self._seen_lock = threading.Lock()
         self._worker = threading.local()
@@ -101,6 +104,7 @@ class Crawl:
                 if not in_flight:
                     break
                 done, _ = wait(in_flight, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
+                self._report_progress()
                 for future in done:
                     item, visit = in_flight.pop(future)
                     visit = self._collect(future, visit)
@@ -220,6 +224,22 @@ class Crawl:
         for k in range(self.frontier.finished_levels):
             self.tally.level(k).m = flags[k + 1] if k + 1 < len(flags) else len(self.frontier)
         self._levels_closed = self.frontier.finished_levels
+
+    def _report_progress(self) -> None:
+        now = time.monotonic()
+        if self.on_progress is None or now - self._last_progress < PROGRESS_SECONDS:
+            return
+        self._last_progress = now
+        level = self.frontier.current_level
+        flags = self.frontier.level_flags
+        start = flags[level - 1] if level else 0
+        done_before = sum(self.tally.level(k).urls for k in range(level))
+        self.on_progress(Snapshot(
+            elapsed=now - self._started, level=level,
+            level_done=self.tally.urls - done_before,
+            level_size=(flags[level] if level < len(flags) else len(self.frontier)) - start,
+            urls=self.tally.urls, pages=self.tally.pages, errors=self.tally.errors,
+            bytes=self.tally.bytes, queue_total=len(self.frontier)))
 
     # -- levels and the end -----------------------------------------------
     def _close_levels(self) -> None:

@@ -14,6 +14,20 @@ class LevelTally:
     m: int | None = None  # queue total when the level was finished (the level flag)
 
 
+@dataclass(frozen=True)
+class Snapshot:
+    """Where the crawl stands, for a progress display."""
+    elapsed: float       # seconds since this run started
+    level: int           # the level being crawled
+    level_done: int      # URLs of that level processed
+    level_size: int      # URLs of that level known so far
+    urls: int            # URLs processed in total (index rows)
+    pages: int           # HTML pages saved
+    errors: int
+    bytes: int           # body bytes received
+    queue_total: int     # URLs ever queued (the total queue's length)
+
+
 @dataclass
 class Tally:
     levels: list[LevelTally] = field(default_factory=list)
