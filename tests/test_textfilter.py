@@ -13,8 +13,8 @@ from textfilter import EXTRACTORS, Parsed, parse
 PAGE_URL = "http://site.test/dir/page.html"
 
 
-def text_of(html: str) -> str:
-    return parse(html, PAGE_URL).text
+def text_of(html: str, extractor: str = "bs4") -> str:
+    return parse(html, PAGE_URL, extractor).text
 
 
 TEXT_CASES = [
@@ -71,10 +71,13 @@ TEXT_CASES = [
 ]
 
 
+# Every table runs over every extractor: "bs4" and "regex" read the text from
+# the BeautifulSoup tree, "lxml" from its own tree (textfilter/fast.py).
+@pytest.mark.parametrize("extractor", EXTRACTORS)
 @pytest.mark.parametrize(("html", "expected"), [c[1:] for c in TEXT_CASES],
                          ids=[c[0] for c in TEXT_CASES])
-def test_text(html: str, expected: str) -> None:
-    assert text_of(html) == expected
+def test_text(html: str, expected: str, extractor: str) -> None:
+    assert text_of(html, extractor) == expected
 
 
 TITLE_CASES = [
@@ -88,18 +91,20 @@ TITLE_CASES = [
 ]
 
 
+@pytest.mark.parametrize("extractor", EXTRACTORS)
 @pytest.mark.parametrize(("html", "expected"), [c[1:] for c in TITLE_CASES],
                          ids=[c[0] for c in TITLE_CASES])
-def test_title(html: str, expected: str) -> None:
-    assert parse(html, PAGE_URL).title == expected
+def test_title(html: str, expected: str, extractor: str) -> None:
+    assert parse(html, PAGE_URL, extractor).title == expected
 
 
-def test_parse_of_a_known_page() -> None:
+@pytest.mark.parametrize("extractor", EXTRACTORS)
+def test_parse_of_a_known_page(extractor: str) -> None:
     html = (
         "<html><head><title>Known</title><script>track()</script></head>"
         "<body><p>Hello <b>world</b></p><a href='/next'>Next</a></body></html>"
     )
-    parsed = parse(html, PAGE_URL)
+    parsed = parse(html, PAGE_URL, extractor)
     assert parsed == Parsed(
         text="Hello world\nNext",
         title="Known",
@@ -112,14 +117,15 @@ def test_parse_of_a_known_page() -> None:
     assert parsed.filtered_ratio == pytest.approx(1 - 16 / 132)
 
 
+@pytest.mark.parametrize("extractor", EXTRACTORS)
 @pytest.mark.parametrize(("html", "ratio"), [
     ("", 0.0),
     ("<p>abcd</p>", 1 - 4 / 11),
     ("abcd", 0.0),
     ("<script>x</script>", 1.0),
 ])
-def test_filtered_ratio(html: str, ratio: float) -> None:
-    parsed = parse(html, PAGE_URL)
+def test_filtered_ratio(html: str, ratio: float, extractor: str) -> None:
+    parsed = parse(html, PAGE_URL, extractor)
     assert parsed.source_chars == len(html)
     assert parsed.filtered_ratio == pytest.approx(ratio)
     assert 0.0 <= parsed.filtered_ratio <= 1.0
@@ -157,12 +163,13 @@ def test_garbage_never_raises(html: str) -> None:
         assert "\n\n" not in parsed.text
 
 
-def test_garbage_keeps_what_can_be_got() -> None:
-    assert parse(GARBAGE["unclosed comment"], PAGE_URL).text == "seen"
-    assert parse(GARBAGE["lone surrogates"], PAGE_URL).text == "a\ufffdb"
-    assert parse(GARBAGE["lone surrogates"], PAGE_URL).title == "\ufffdt"
-    assert parse(GARBAGE["NUL and control characters"], PAGE_URL).links == ("x\ufffdy",)
-    assert parse(GARBAGE["unclosed tags"], PAGE_URL).text == "open"
+@pytest.mark.parametrize("extractor", EXTRACTORS)
+def test_garbage_keeps_what_can_be_got(extractor: str) -> None:
+    assert parse(GARBAGE["unclosed comment"], PAGE_URL, extractor).text == "seen"
+    assert parse(GARBAGE["lone surrogates"], PAGE_URL, extractor).text == "a\ufffdb"
+    assert parse(GARBAGE["lone surrogates"], PAGE_URL, extractor).title == "\ufffdt"
+    assert parse(GARBAGE["NUL and control characters"], PAGE_URL, extractor).links == ("x\ufffdy",)
+    assert parse(GARBAGE["unclosed tags"], PAGE_URL, extractor).text == "open"
 
 
 def test_deeply_nested_page_keeps_its_deepest_text_and_link() -> None:
@@ -183,14 +190,15 @@ def test_huge_attribute_value_is_kept_whole() -> None:
         assert parsed.text == "before\nbigafter"
 
 
+@pytest.mark.parametrize("extractor", EXTRACTORS)
 @pytest.mark.parametrize("html", [
     "http://example.com/looks-like-a-url",
     "index.html",
     '<?xml version="1.0"?><feed><entry>x</entry></feed>',
 ])
-def test_markup_that_looks_like_a_locator_or_xml_gives_no_warning(html: str) -> None:
+def test_markup_that_looks_like_a_locator_or_xml_gives_no_warning(html: str, extractor: str) -> None:
     with warnings.catch_warnings(record=True) as caught:
-        parse(html, PAGE_URL)
+        parse(html, PAGE_URL, extractor)
     assert [str(w.message) for w in caught] == []
 
 

@@ -13,7 +13,8 @@ Extractors, by name in EXTRACTORS:
   (the reference implementation);
 - "lxml": listens to lxml's parser events without building any tree, about
   twenty times faster; it is the same libxml2 parser fed the same way, so its
-  answers equal bs4's;
+  answers equal bs4's (parse() with "lxml" reads the links from its lxml tree
+  instead, see fast.py, with the same answers again);
 - "regex": the design paper's regular-expression scan of the raw source
   (see regex_links for what it cannot see).
 """
@@ -32,7 +33,7 @@ from textfilter.tree import build_tree, without_surrogates
 Links = tuple[str | None, tuple[str, ...]]
 
 # Which attribute of which element holds a URL to follow (plus <base href>).
-_URL_ATTRIBUTE = {"a": "href", "area": "href", "frame": "src", "iframe": "src", "base": "href"}
+URL_ATTRIBUTE = {"a": "href", "area": "href", "frame": "src", "iframe": "src", "base": "href"}
 # The C0 controls and space: what URL parsing strips from both ends of a URL.
 _URL_EDGE = "".join(map(chr, range(0x21)))
 # ASCII-only case folding, as URL schemes have: "ſ" (long s) is not an "s".
@@ -56,11 +57,11 @@ def extractor_named(name: str) -> Callable[[str], Links]:
 def soup_links(tree: BeautifulSoup) -> Links:
     """(base, links) read from an already built BeautifulSoup tree."""
     pairs = []
-    for element in tree.find_all(list(_URL_ATTRIBUTE)):
-        value = element.get(_URL_ATTRIBUTE[element.name])
+    for element in tree.find_all(list(URL_ATTRIBUTE)):
+        value = element.get(URL_ATTRIBUTE[element.name])
         if value is not None:
             pairs.append((element.name, value))
-    return _base_and_links(pairs)
+    return base_and_links(pairs)
 
 
 def bs4_links(html: str) -> Links:
@@ -72,11 +73,11 @@ def lxml_links(html: str) -> Links:
         pairs = _lxml_pairs(html)
     except UnicodeEncodeError:  # lone surrogates have no UTF-8 form for libxml2
         pairs = _lxml_pairs(without_surrogates(html))
-    return _base_and_links(pairs)
+    return base_and_links(pairs)
 
 
 def regex_links(html: str) -> Links:
-    return _base_and_links(scan(html, _URL_ATTRIBUTE))
+    return base_and_links(scan(html, URL_ATTRIBUTE))
 
 
 EXTRACTORS: dict[str, Callable[[str], Links]] = {
@@ -117,7 +118,7 @@ class _UrlAttributes:
         self._pairs: list[tuple[str, str]] = []
 
     def start(self, tag: str, attributes: dict[str, str]) -> None:
-        name = _URL_ATTRIBUTE.get(tag)
+        name = URL_ATTRIBUTE.get(tag)
         if name is not None and (value := attributes.get(name)) is not None:
             self._pairs.append((tag, value))
 
@@ -125,7 +126,7 @@ class _UrlAttributes:
         return self._pairs
 
 
-def _base_and_links(pairs: Iterable[tuple[str, str]]) -> Links:
+def base_and_links(pairs: Iterable[tuple[str, str]]) -> Links:
     """Apply the package's link rules to (tag, raw attribute value) pairs."""
     base = None
     links = []

@@ -25,11 +25,12 @@ from dataclasses import dataclass
 from bs4 import BeautifulSoup, NavigableString, PageElement, Tag
 from bs4.element import PreformattedString
 
-_DROPPED = frozenset({
+# The rules as data; fast.py applies the same sets to an lxml tree.
+DROPPED = frozenset({
     "head", "title", "script", "style", "noscript", "template", "svg",
     "iframe", "noembed", "noframes",
 })
-_BLOCKS = frozenset({
+BLOCKS = frozenset({
     "address", "article", "aside", "blockquote", "body", "br", "caption", "center",
     "dd", "details", "dialog", "dir", "div", "dl", "dt", "fieldset", "figcaption",
     "figure", "footer", "form", "frameset", "h1", "h2", "h3", "h4", "h5", "h6",
@@ -37,8 +38,8 @@ _BLOCKS = frozenset({
     "optgroup", "option", "p", "search", "section", "select", "summary", "table",
     "tbody", "tfoot", "thead", "tr", "ul",
 })
-_CELLS = frozenset({"td", "th"})
-_PREFORMATTED = frozenset({"pre", "listing", "xmp", "plaintext", "textarea"})
+CELLS = frozenset({"td", "th"})
+PREFORMATTED = frozenset({"pre", "listing", "xmp", "plaintext", "textarea"})
 
 
 def page_text(tree: BeautifulSoup) -> str:
@@ -51,7 +52,7 @@ def page_text(tree: BeautifulSoup) -> str:
         if isinstance(node, _End):
             lines.close(node.name)
         elif isinstance(node, Tag):
-            if node.name not in _DROPPED:
+            if node.name not in DROPPED:
                 lines.open(node.name)
                 stack.append(_End(node.name))
                 stack.extend(reversed(node.contents))
@@ -94,7 +95,7 @@ class _Lines:
         self._pieces.append(text)
 
     def open(self, name: str) -> None:
-        if name in _PREFORMATTED:
+        if name in PREFORMATTED:
             if not self._preformatted:
                 self._end_line()
             self._preformatted += 1
@@ -102,7 +103,7 @@ class _Lines:
             self._boundary(name)
 
     def close(self, name: str) -> None:
-        if name in _PREFORMATTED:
+        if name in PREFORMATTED:
             self._preformatted -= 1
             if not self._preformatted:
                 self._end_preformatted()
@@ -117,11 +118,11 @@ class _Lines:
         if self._preformatted:
             # Inside <pre> the source's own line breaks rule; a nested block or
             # cell still starts a new line, as it does on screen.
-            if name in _BLOCKS or name in _CELLS:
+            if name in BLOCKS or name in CELLS:
                 self._pieces.append("\n")
-        elif name in _CELLS:
+        elif name in CELLS:
             self._end_cell()
-        elif name in _BLOCKS:
+        elif name in BLOCKS:
             self._end_line()
 
     def _end_cell(self) -> None:
