@@ -90,8 +90,10 @@ def crawl_options(func):
                      help="Expected number of URLs, for --dedup bloom."),
         click.option("--bloom-error", type=click.FloatRange(min=0, max=1, min_open=True, max_open=True),
                      default=1e-3, show_default=True, help="Target false-positive rate, for --dedup bloom."),
-        click.option("--extractor", type=click.Choice(sorted(EXTRACTORS)), default="bs4",
-                     show_default=True, help="Link extractor."),
+        click.option("--extractor", type=click.Choice(sorted(EXTRACTORS)), default="lxml",
+                     show_default=True,
+                     help="Page reader: lxml (fast; same text and links as bs4), bs4 (the readable "
+                          "BeautifulSoup reference), regex (the design paper's regex links, bs4 text)."),
         click.option("--fold-www", is_flag=True, help="Treat www.host and host as the same host."),
         click.option("--drop-query", is_flag=True, help="Drop query strings from URLs."),
         click.option("--quiet", "-q", is_flag=True, help="No progress lines, only the summary."),

@@ -37,7 +37,7 @@ class CrawlConfig:
     dedup: str = "stringhash"         # URL-seen algorithm, see urlfilter.SEEN_ALGORITHMS
     bloom_capacity: int = 1_000_000   # expected URLs, for --dedup bloom
     bloom_error: float = 1e-3         # target false-positive rate, for --dedup bloom
-    extractor: str = "bs4"            # link extractor, see textfilter.EXTRACTORS
+    extractor: str = "lxml"           # page reader: lxml (fast), bs4 (reference), regex (paper's links)
     fold_www: bool = False            # treat www.host and host as one
     drop_query: bool = False          # drop every query string before dedup
     retries: int = 2                  # extra attempts after connection errors, timeouts, 429 and 5xx
