@@ -13,7 +13,7 @@ HREFS = [f"../section/{i}/article-{i * 7}.html?ref=home&page={i}" for i in range
 
 def test_normalize_relative_links(benchmark):
     result = benchmark(lambda: [normalize(h, BASE) for h in HREFS])
-    assert result[0] == "https://www.example.com/section/0/article-0.html?ref=home&page=0"
+    assert result[0] == "https://www.example.com/a/section/0/article-0.html?ref=home&page=0"
 
 
 @pytest.mark.parametrize("name", sorted(SEEN_ALGORITHMS))

@@ -19,7 +19,9 @@ from click.core import ParameterSource
 from controller.config import DEFAULT_USER_AGENT, VERSION, CrawlConfig
 from controller.crawl import Crawl
 from controller.resume import MUST_MATCH, SETTINGS_FILE, STATE_DIR
-from controller.report import level_table, summary_lines
+from controller.progress import Progress
+from controller.report import (FORMATS, TOP_LINKS, ReportError, build_report, level_table,
+                               render_report, summary_lines)
 from controller.store import OutputError
 from textfilter import EXTRACTORS
 from urlfilter import SEEN_ALGORITHMS, normalize
@@ -157,15 +159,20 @@ def make_config(seeds, out: Path, options: dict) -> CrawlConfig:
 
 def run_crawl(config: CrawlConfig, expected=None, *, resume=False, overwrite=False) -> dict:
     """Run one crawl with Ctrl-C / SIGTERM as a clean stop; print the summary."""
+    progress = Progress() if config.progress else None
     try:
-        crawl = Crawl(config, on_level=_print_level if config.progress else None,
+        crawl = Crawl(config, on_level=progress.on_level if progress else None,
+                      on_progress=progress.on_progress if progress else None,
                       resume=resume, overwrite=overwrite)
     except OutputError as exc:
         raise click.UsageError(str(exc)) from None
-    previous = {sig: signal.signal(sig, _stopper(crawl)) for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous = {sig: signal.signal(sig, _stopper(crawl, progress))
+                for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         stats = crawl.run()
     finally:
+        if progress:
+            progress.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     click.echo(level_table(stats, expected))
@@ -174,20 +181,14 @@ def run_crawl(config: CrawlConfig, expected=None, *, resume=False, overwrite=Fal
     return stats
 
 
-def _stopper(crawl: Crawl):
+def _stopper(crawl: Crawl, progress: Progress | None):
     def stop(signum, frame):
         if crawl.stop_reason in ("interrupted", "terminated"):
             raise KeyboardInterrupt  # second signal: stop now, files are flushed row by row
-        click.echo("stopping: finishing the requests in flight (press Ctrl-C again to quit now)",
-                   err=True)
+        message = "stopping: finishing the requests in flight (press Ctrl-C again to quit now)"
+        progress.echo(message) if progress else click.echo(message, err=True)
         crawl.request_stop("interrupted" if signum == signal.SIGINT else "terminated")
     return stop
-
-
-def _print_level(level: int, row) -> None:
-    click.echo(f"level {level} done: {row.urls} URLs fetched ({row.pages} pages, "
-               f"{row.errors} errors), {row.new_urls} new URLs queued, queue total {row.m}",
-               err=True)
 
 
 def _exit_for(stats: dict) -> None:
@@ -242,6 +243,36 @@ def _one_line(exc: click.ClickException) -> str:
     return message
 
 
+@cli.command()
+@click.argument("crawl_dir", metavar="DIR", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
+              help="text for the terminal, markdown for notes and issues, json for scripts.")
+@click.option("--top", type=click.IntRange(min=1), default=TOP_LINKS, show_default=True,
+              help="How many pages to list by in-links and by out-links.")
+@click.option("--plot", "plot_png", type=click.Path(dir_okay=False, path_type=Path), metavar="OUT.png",
+              help="Also draw the crawl into this PNG (needs matplotlib: pip install -e '.[plot]').")
+def report(crawl_dir, fmt, top, plot_png) -> None:
+    """Summarize the crawl in DIR: levels, speed, status codes, errors, filtered
+    ratio, top pages by links, dedup counters. Works on a finished crawl, one
+    still running, or one that was killed (and says which). Needs no network.
+
+    \b
+    Examples:
+      crawler report demo-crawl
+      crawler report demo-crawl --format markdown > report.md
+      crawler report demo-crawl --plot demo-crawl.png
+    """
+    try:
+        result = build_report(crawl_dir, top=top)
+        click.echo(render_report(result, fmt), nl=False)
+        if plot_png is not None:
+            from controller.plot import write_plot
+            write_plot(result, plot_png)
+            click.echo(f"plot written to {plot_png}", err=True)
+    except ReportError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
 DEMO_DEPTH = 6  # the demo site's levels are 0..6; deeper levels hold only the calendar trap
 
 
@@ -282,8 +313,8 @@ def demo(out, port, max_depth, workers, delay, dedup, ignore_robots, quiet) -> N
     if got != expected:
         click.echo("demo: the crawl does NOT match the demo site's ground truth", err=True)
         sys.exit(1)
-    click.echo(f"demo: every level matches the demo site's ground truth; "
-               f"try: less {out}/trace.log, or open {out}/index.csv")
+    click.echo(f"demo: every level matches the demo site's ground truth; next: "
+               f"less {out}/trace.log, crawler report {out}, crawler report {out} --plot {out}.png")
 
 
 @cli.command("serve-demo")

@@ -19,6 +19,7 @@ import signal
 import sys
 from collections import Counter
 from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -98,12 +99,32 @@ class DigestPool:
         context = multiprocessing.get_context("spawn")
         self._pool = ProcessPoolExecutor(processes, mp_context=context,
                                          initializer=_start_worker, initargs=(digester,))
+        # Start every worker now (each submit that finds no idle worker spawns
+        # one), while the main module is hidden: a spawned worker would import
+        # the user's script again, and a script without an
+        # `if __name__ == "__main__":` guard would start a crawl in each worker.
+        with _main_module_hidden():
+            for _ in range(processes):
+                self._pool.submit(int)
 
     def submit(self, job: DigestJob) -> Future:
         return self._pool.submit(_digest_in_worker, job)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+@contextmanager
+def _main_module_hidden():
+    main = sys.modules["__main__"]
+    saved = {name: main.__dict__[name] for name in ("__file__", "__spec__") if name in main.__dict__}
+    main.__dict__.pop("__file__", None)
+    main.__spec__ = None
+    try:
+        yield
+    finally:
+        main.__dict__.pop("__spec__", None)
+        main.__dict__.update(saved)
 
 
 _digester: Digester | None = None   # one per worker process, set by _start_worker

@@ -1,9 +1,47 @@
-"""Plain-text summaries of a crawl for the terminal (the level table)."""
+"""Reports on a crawl: the terminal summary after a crawl, and `crawler report DIR`.
+
+Owns what a person reads about a crawl: ``level_table`` and
+``summary_lines`` (printed at the end of every crawl from its stats), and
+``build_report`` / ``render_report``, which read a crawl directory
+afterwards, or while it runs, or after it was killed (through
+controller/reading.py, so partial files are fine and said to be partial)
+and render it as text, Markdown or JSON. Reading a report never needs the
+network or the crawl's seeds.
+
+Definitions used throughout: "pages/s" counts every fetched URL (an
+index.csv row, errors included), as stats.json's ``pages_per_second``
+does; KB = 1024 bytes of response body; crawl time is the sum of the
+runs' lengths (START or RESUME to END), so the pause before a
+``--resume`` is not counted.
+"""
 from __future__ import annotations
 
+import json
+from collections import Counter
+from dataclasses import asdict, dataclass
+from datetime import datetime
 from pathlib import Path
 
+from controller.reading import CrawlFiles, PageRow, ReportError, Run, read_crawl
+from controller.tables import Table
 
+__all__ = ["Report", "ReportError", "build_report", "render_report", "level_table",
+           "summary_lines", "FORMATS"]
+
+FORMATS = ("text", "markdown", "json")
+PEAK_WINDOW_SECONDS = 1.0     # the peak rate is the busiest span of this length
+EXAMPLES_PER_ERROR_KIND = 3
+TOP_LINKS = 10
+QUANTILES = ((0.0, "min"), (0.1, "p10"), (0.25, "p25"), (0.5, "median"), (0.75, "p75"),
+             (0.9, "p90"), (1.0, "max"))
+HISTOGRAM_BUCKETS = 10        # equal widths over 0..1
+# Timeline bucket widths in seconds; the smallest giving at most
+# MAX_TIMELINE_BUCKETS buckets is used, so a plot has a readable number of points.
+TIMELINE_WIDTHS = (0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600)
+MAX_TIMELINE_BUCKETS = 120
+
+
+# -- the terminal summary after a crawl -----------------------------------
 def level_table(stats: dict, expected: list[tuple[int, int]] | None = None) -> str:
     """The per-level table; with ``expected`` (urls, pages) per level, a check column."""
     head = f"{'level':>5} {'urls':>7} {'pages':>7} {'errors':>7} {'new urls':>9} {'queue m':>8}"
@@ -37,3 +75,427 @@ def summary_lines(stats: dict, out: Path) -> list[str]:
         f"({stats['pages_per_second']:.1f} URLs/s, {stats['kb_per_second']:.0f} KB/s)",
         f"output:  {out}/  pages/ text/ index.csv edges.csv trace.log stats.json",
     ]
+
+
+# -- the report's values ----------------------------------------------------
+@dataclass(frozen=True)
+class LevelRow:
+    level: int
+    urls: int          # URLs fetched at this level (index rows), errors included
+    pages: int         # HTML pages saved
+    errors: int
+    new_urls: int      # URLs this level's pages added to the queue
+    m: int | None      # queue total when the level was finished; None: not finished
+
+
+@dataclass(frozen=True)
+class Count:
+    value: str         # a status code ("none" = no HTTP response) or a media type
+    count: int
+
+
+@dataclass(frozen=True)
+class ErrorExample:
+    url: str
+    detail: str        # the error after its "kind:"
+
+
+@dataclass(frozen=True)
+class ErrorGroup:
+    kind: str          # robots, timeout, connection, redirect, too-large, http, ...
+    count: int
+    examples: tuple[ErrorExample, ...]   # the first few, in crawl order
+
+
+@dataclass(frozen=True)
+class Speed:
+    crawl_seconds: float                 # summed over the runs, from trace.log
+    fetches: int                         # FETCH lines
+    bytes: int
+    average_pages_per_second: float | None
+    average_kb_per_second: float | None
+    peak_pages_per_second: float | None  # busiest PEAK_WINDOW_SECONDS; None if the crawl was shorter
+    peak_kb_per_second: float | None
+    peak_window_seconds: float
+
+
+@dataclass(frozen=True)
+class Quantile:
+    name: str          # "min", "p10", ..., "max"
+    value: float
+
+
+@dataclass(frozen=True)
+class Bucket:
+    low: float
+    high: float
+    pages: int
+
+
+@dataclass(frozen=True)
+class RatioSummary:
+    """TextFilter's filtered ratio (share of a page's HTML removed), over saved pages."""
+    pages: int
+    mean: float | None
+    overall: float | None             # 1 - all text / all HTML, from stats.json
+    quantiles: tuple[Quantile, ...]
+    histogram: tuple[Bucket, ...]
+
+
+@dataclass(frozen=True)
+class LinkCount:
+    url: str
+    links: int
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """Fetches over crawl time in equal buckets: what the plot draws."""
+    bucket_seconds: float
+    fetches: tuple[int, ...]          # FETCH lines per bucket
+    bytes: tuple[int, ...]            # body bytes per bucket
+    resumed_at: tuple[float, ...]     # crawl seconds where a --resume run began
+    level_ends: tuple[tuple[int, float], ...]  # (level, crawl seconds) when each level finished
+
+
+@dataclass(frozen=True)
+class Report:
+    crawl_dir: str
+    finished: bool                    # stats.json and an END line for the last run
+    stop_reason: str | None           # from the last END line (or stats.json); None if unknown
+    notes: tuple[str, ...]            # why the report is partial, what was left out
+    seeds: tuple[str, ...]
+    started_at: str | None            # UTC, ISO 8601, from the first trace line
+    runs: int                         # crawler runs in trace.log: 1 + number of --resume
+    urls: int
+    pages: int
+    errors: int
+    bytes: int
+    levels: tuple[LevelRow, ...]
+    status_codes: tuple[Count, ...]
+    content_types: tuple[Count, ...]
+    errors_by_kind: tuple[ErrorGroup, ...]
+    speed: Speed
+    filtered_ratio: RatioSummary
+    top_in_links: tuple[LinkCount, ...]   # links from other pages; self-links not counted
+    top_out_links: tuple[LinkCount, ...]  # links listed on the page (as index.csv's out_links)
+    dedup: dict | None                # stats.json "dedup": the URL-seen algorithm's counters
+    skipped_links: dict | None        # stats.json "skipped_links": links not queued, by reason
+    timeline: Timeline
+
+
+# -- building it --------------------------------------------------------------
+def build_report(crawl_dir: Path, *, top: int = TOP_LINKS) -> Report:
+    """Read the crawl in ``crawl_dir`` (finished, running or killed) into a Report.
+
+    Raises ReportError (one-line message) when the directory is missing,
+    empty, unreadable or holds no crawl (no index.csv).
+    """
+    files = read_crawl(Path(crawl_dir))
+    runs = files.runs
+    # Without a trace, stats.json alone says a run reached its end.
+    ended = runs[-1].ended if runs else files.stats is not None
+    notes = list(files.notes)
+    if runs and not ended:
+        notes.append("trace.log has no END line for the last run: the crawl is still running, "
+                     "or was killed")
+    rows = files.rows
+    return Report(
+        crawl_dir=str(files.path), finished=files.stats is not None and ended,
+        stop_reason=_stop_reason(runs, files.stats), notes=tuple(notes),
+        seeds=_seeds(files), started_at=_iso(runs[0].start) if runs else None,
+        runs=len(runs), urls=len(rows), pages=sum(r.saved for r in rows),
+        errors=sum(bool(r.error) for r in rows), bytes=sum(r.bytes for r in rows),
+        levels=_levels(rows, files.events, files.stats),
+        status_codes=_status_codes(rows), content_types=_content_types(rows),
+        errors_by_kind=_errors_by_kind(rows), speed=_speed(runs),
+        filtered_ratio=_ratio_summary(rows, files.stats),
+        top_in_links=_top(files.links.in_links, top),
+        top_out_links=_top(files.links.out_links, top),
+        dedup=(files.stats or {}).get("dedup"), skipped_links=(files.stats or {}).get("skipped_links"),
+        timeline=_timeline(runs))
+
+
+def _iso(moment: datetime) -> str:
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _stop_reason(runs: tuple[Run, ...], stats: dict | None) -> str | None:
+    if runs:
+        return runs[-1].stop_reason
+    return (stats or {}).get("stop_reason")
+
+
+def _seeds(files: CrawlFiles) -> tuple[str, ...]:
+    for event in files.events:
+        if event.event == "START":
+            return event.fields
+    return tuple((files.stats or {}).get("seeds", ()))
+
+
+def _levels(rows: tuple[PageRow, ...], events, stats: dict | None) -> tuple[LevelRow, ...]:
+    """Counts from index.csv; m from trace.log LEVEL lines, else from stats.json."""
+    flags = {int(e.fields[0]): int(e.fields[3]) for e in events
+             if e.event == "LEVEL" and len(e.fields) >= 4 and e.fields[0].isdigit()}
+    for row in (stats or {}).get("levels", []):
+        if row.get("m") is not None:
+            flags.setdefault(row["level"], row["m"])
+    by_level: dict[int, list[PageRow]] = {}
+    for row in rows:
+        by_level.setdefault(row.level, []).append(row)
+    return tuple(
+        LevelRow(k, len(group), sum(r.saved for r in group), sum(bool(r.error) for r in group),
+                 sum(r.new_links for r in group), flags.get(k))
+        for k, group in sorted(by_level.items()))
+
+
+def _status_codes(rows: tuple[PageRow, ...]) -> tuple[Count, ...]:
+    counts = Counter(row.status for row in rows)
+    ordered = sorted(counts, key=lambda code: (code is None, code or 0))
+    return tuple(Count("none" if code is None else str(code), counts[code]) for code in ordered)
+
+
+def _content_types(rows: tuple[PageRow, ...]) -> tuple[Count, ...]:
+    counts = Counter(row.content_type.split(";")[0].strip().lower() or "none" for row in rows)
+    return tuple(Count(kind, n) for kind, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _errors_by_kind(rows: tuple[PageRow, ...]) -> tuple[ErrorGroup, ...]:
+    groups: dict[str, list[ErrorExample]] = {}
+    for row in rows:
+        if row.error:
+            kind, _, detail = row.error.partition(":")
+            groups.setdefault(kind.strip(), []).append(ErrorExample(row.url, detail.strip()))
+    ordered = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    return tuple(ErrorGroup(kind, len(found), tuple(found[:EXAMPLES_PER_ERROR_KIND]))
+                 for kind, found in ordered)
+
+
+def _run_offsets(runs: tuple[Run, ...]) -> list[float]:
+    """The crawl second at which each run begins: the pauses between runs cut out."""
+    offsets, total = [], 0.0
+    for run in runs:
+        offsets.append(total)
+        total += run.seconds
+    return offsets
+
+
+def _crawl_times(runs: tuple[Run, ...]) -> list[tuple[float, int]]:
+    """(crawl seconds, body bytes) of every fetch, in time order."""
+    return sorted((offset + (t - run.start).total_seconds(), size)
+                  for run, offset in zip(runs, _run_offsets(runs)) for t, size in run.fetches)
+
+
+def _speed(runs: tuple[Run, ...]) -> Speed:
+    fetches = _crawl_times(runs)
+    seconds = sum(run.seconds for run in runs)
+    total = sum(size for _, size in fetches)
+    peak = _busiest_window(fetches, PEAK_WINDOW_SECONDS) if seconds >= PEAK_WINDOW_SECONDS else None
+    per_second = 1 / PEAK_WINDOW_SECONDS
+    return Speed(
+        crawl_seconds=round(seconds, 3), fetches=len(fetches), bytes=total,
+        average_pages_per_second=round(len(fetches) / seconds, 2) if seconds > 0 else None,
+        average_kb_per_second=round(total / 1024 / seconds, 2) if seconds > 0 else None,
+        peak_pages_per_second=round(peak[0] * per_second, 2) if peak else None,
+        peak_kb_per_second=round(peak[1] / 1024 * per_second, 2) if peak else None,
+        peak_window_seconds=PEAK_WINDOW_SECONDS)
+
+
+def _busiest_window(fetches: list[tuple[float, int]], width: float) -> tuple[int, int]:
+    """Most fetches, and most bytes, in any span [t, t + width) (two pointers, O(n)).
+
+    A span can always be slid right until it starts at a fetch without
+    losing one, so spans starting at each fetch are the only ones to try.
+    """
+    best_count = best_bytes = 0
+    end = in_bytes = 0
+    for start, (t0, _) in enumerate(fetches):
+        while end < len(fetches) and fetches[end][0] < t0 + width:
+            in_bytes += fetches[end][1]
+            end += 1
+        best_count = max(best_count, end - start)
+        best_bytes = max(best_bytes, in_bytes)
+        in_bytes -= fetches[start][1]
+    return best_count, best_bytes
+
+
+def _timeline(runs: tuple[Run, ...]) -> Timeline:
+    fetches = _crawl_times(runs)
+    seconds = sum(run.seconds for run in runs)
+    width = next((w for w in TIMELINE_WIDTHS if seconds / w <= MAX_TIMELINE_BUCKETS),
+                 TIMELINE_WIDTHS[-1])
+    n = int(seconds // width) + 1 if fetches else 0
+    counts, sizes = [0] * n, [0] * n
+    for t, size in fetches:
+        k = min(int(t // width), n - 1)
+        counts[k] += 1
+        sizes[k] += size
+    offsets = _run_offsets(runs)
+    level_ends = tuple((level, round(offset + (t - run.start).total_seconds(), 3))
+                       for run, offset in zip(runs, offsets) for level, t in run.level_ends)
+    resumed = tuple(round(offset, 3) for offset in offsets[1:])
+    return Timeline(float(width), tuple(counts), tuple(sizes), resumed, level_ends)
+
+
+def _ratio_summary(rows: tuple[PageRow, ...], stats: dict | None) -> RatioSummary:
+    values = sorted(r.filtered_ratio for r in rows if r.saved and r.filtered_ratio is not None)
+    overall = ((stats or {}).get("filtered_ratio") or {}).get("overall")
+    if not values:
+        return RatioSummary(0, None, overall, (), ())
+    quantiles = tuple(Quantile(name, round(_quantile(values, q), 4)) for q, name in QUANTILES)
+    return RatioSummary(len(values), round(sum(values) / len(values), 4), overall, quantiles,
+                        _histogram(values))
+
+
+def _quantile(ordered: list[float], q: float) -> float:
+    """Linear interpolation between the two nearest ranks (numpy's default)."""
+    position = q * (len(ordered) - 1)
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def _histogram(ordered: list[float]) -> tuple[Bucket, ...]:
+    """Equal buckets over 0..1, each [low, high); the last one includes 1.0."""
+    counts = [0] * HISTOGRAM_BUCKETS
+    for value in ordered:
+        # The tiny nudge keeps 0.3 (stored as 0.29999...) out of the bucket below it.
+        k = int(min(max(value, 0.0), 1.0) * HISTOGRAM_BUCKETS + 1e-9)
+        counts[min(k, HISTOGRAM_BUCKETS - 1)] += 1
+    return tuple(Bucket(k / HISTOGRAM_BUCKETS, (k + 1) / HISTOGRAM_BUCKETS, counts[k])
+                 for k in range(HISTOGRAM_BUCKETS))
+
+
+def _top(counts: dict[str, int], n: int) -> tuple[LinkCount, ...]:
+    ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return tuple(LinkCount(url, links) for url, links in ordered[:n])
+
+
+# -- rendering ----------------------------------------------------------------
+def duration_text(seconds: float) -> str:
+    """A duration a person reads at once: 3.2 s, 18.5 min, 2.3 h."""
+    if seconds < 120:
+        return f"{seconds:.1f} s"
+    return f"{seconds / 60:.1f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
+
+
+def render_report(report: Report, fmt: str = "text") -> str:
+    """The report as ``text`` (aligned columns), ``markdown`` (pipe tables) or ``json``."""
+    if fmt == "json":
+        return json.dumps(asdict(report), indent=2, ensure_ascii=False) + "\n"
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown report format {fmt!r}; use one of {', '.join(FORMATS)}")
+    sections = _sections(report)
+    if fmt == "markdown":
+        blocks = [f"# Crawl report: `{report.crawl_dir}`"] + [t.to_markdown() for t in sections]
+    else:
+        blocks = [f"Crawl report: {report.crawl_dir}"] + [t.to_text() for t in sections]
+    return "\n\n".join(blocks) + "\n"
+
+
+def _sections(report: Report) -> list[Table]:
+    sections = [_overview(report)]
+    if report.notes:
+        sections.append(Table("Partial or incomplete files", (), (), report.notes))
+    sections += [_level_section(report), _speed_section(report.speed),
+                 _count_section("Status codes", "status", report.status_codes, report.urls,
+                                "none = no HTTP response (robots.txt denial, connection error, "
+                                "timeout); after redirects, the final status"),
+                 _count_section("Content types", "media type", report.content_types, report.urls,
+                                "only HTML bodies are downloaded and saved"),
+                 _error_section(report.errors_by_kind), *_ratio_sections(report.filtered_ratio),
+                 _link_section("Top pages by in-links", "in-links", report.top_in_links,
+                               "pages other than itself that link to the URL (edges.csv)"),
+                 _link_section("Top pages by out-links", "out-links", report.top_out_links,
+                               "distinct in-scope links on the page (edges.csv)"),
+                 _dict_section("Dedup counters", "counter", report.dedup,
+                               "the URL-seen algorithm's counters, from stats.json"),
+                 _dict_section("Skipped links", "reason", report.skipped_links,
+                               "links not queued, by reason, from stats.json")]
+    return sections
+
+
+def _overview(report: Report) -> Table:
+    if report.finished:
+        state = f"finished: {report.stop_reason}"
+    elif report.stop_reason:
+        state = f"PARTIAL: stopped ({report.stop_reason}) but the files are incomplete"
+    else:
+        state = "PARTIAL: still running, or killed before it finished"
+    runs = f"{report.runs} run" + ("" if report.runs == 1 else "s")
+    rows = [("state", state), ("seeds", " ".join(report.seeds) or "unknown"),
+            ("started", report.started_at or "unknown"),
+            ("crawl time", f"{duration_text(report.speed.crawl_seconds)} in {runs}"),
+            ("totals", f"{report.urls} URLs fetched, {report.pages} pages saved, "
+                       f"{report.errors} errors, {report.bytes / 1024:.0f} KB of bodies")]
+    return Table("Overview", ("", ""), tuple(rows))
+
+
+def _level_section(report: Report) -> Table:
+    rows = [(str(r.level), str(r.urls), str(r.pages), str(r.errors), str(r.new_urls),
+             "…" if r.m is None else str(r.m)) for r in report.levels]
+    rows.append(("total", str(report.urls), str(report.pages), str(report.errors),
+                 str(sum(r.new_urls for r in report.levels)), ""))
+    notes = ["m = the queue total when the level was finished (the design paper's level flag); "
+             "… = the level is not finished"]
+    return Table("Levels", ("level", "urls", "pages", "errors", "new urls", "queue m"),
+                 tuple(rows), tuple(notes), align="rrrrrr")
+
+
+def _speed_section(speed: Speed) -> Table:
+    def cell(value: float | None) -> str:
+        return "—" if value is None else f"{value:.1f}"
+    window = f"peak (busiest {speed.peak_window_seconds:g} s)"
+    rows = (("average", cell(speed.average_pages_per_second), cell(speed.average_kb_per_second)),
+            (window, cell(speed.peak_pages_per_second), cell(speed.peak_kb_per_second)))
+    notes = (f"from trace.log: {speed.fetches} fetches over {speed.crawl_seconds:.1f} s of crawling; "
+             f"pages/s counts every fetched URL, errors included; KB = 1024 bytes of body",)
+    return Table("Speed", ("", "pages/s", "KB/s"), rows, notes)
+
+
+def _count_section(title: str, name: str, counts: tuple[Count, ...], total: int,
+                   note: str) -> Table:
+    rows = tuple((c.value, str(c.count), f"{100 * c.count / total:.1f} %") for c in counts)
+    return Table(title, (name, "urls", "share"), rows, (note,))
+
+
+def _error_section(groups: tuple[ErrorGroup, ...]) -> Table:
+    rows = []
+    for group in groups:
+        for i, example in enumerate(group.examples):
+            head = (group.kind, str(group.count)) if i == 0 else ("", "")
+            rows.append((*head, example.url, example.detail))
+    note = "kind = the error's first word in index.csv; the first few URLs of each kind"
+    return Table("Errors by kind", ("kind", "urls", "example url", "detail"), tuple(rows),
+                 (note,) if rows else ("no errors",))
+
+
+def _ratio_sections(ratio: RatioSummary) -> list[Table]:
+    if not ratio.pages:
+        return [Table("Filtered ratio", (), (), ("no saved pages",))]
+    quantiles = Table("Filtered ratio", tuple(q.name for q in ratio.quantiles),
+                      (tuple(f"{q.value:.3f}" for q in ratio.quantiles),),
+                      (f"share of each page's HTML that TextFilter removed, over {ratio.pages} "
+                          f"saved pages; mean {ratio.mean:.3f}"
+                          + ("" if ratio.overall is None else
+                             f", overall {ratio.overall:.3f} (all text / all HTML)"),))
+    widest = max(b.pages for b in ratio.histogram) or 1
+    rows = tuple((f"{b.low:.1f}–{b.high:.1f}", str(b.pages), "#" * round(40 * b.pages / widest))
+                 for b in ratio.histogram)
+    return [quantiles, Table("Filtered ratio histogram", ("ratio", "pages", ""), rows)]
+
+
+def _link_section(title: str, name: str, links: tuple[LinkCount, ...], note: str) -> Table:
+    rows = tuple((str(rank), str(link.links), link.url) for rank, link in enumerate(links, 1))
+    return Table(title, ("rank", name, "url"), rows, (note,) if rows else ("no edges.csv lines",))
+
+
+def _dict_section(title: str, name: str, values: dict | None, note: str) -> Table:
+    if values is None:
+        return Table(title, (), (), ("not available: stats.json is written when a crawl ends",))
+    rows = tuple((str(key), _number(value)) for key, value in values.items())
+    return Table(title, (name, "value"), rows, (note,))
+
+
+def _number(value) -> str:
+    return f"{value:.3f}" if isinstance(value, float) else str(value)

@@ -1,0 +1,274 @@
+"""Reading a crawl directory back: tolerant, read-only, offline.
+
+Owns the readers of the files a crawl leaves (index.csv, trace.log,
+stats.json, edges.csv; the layout is in controller/store.py). A crawl
+that is still running, or was killed, leaves files whose last line may
+be cut in half and no stats.json; the readers keep every complete line,
+leave the cut one out, and say so in ``CrawlFiles.notes`` instead of
+failing. They never write, so reading a running crawl cannot disturb it
+(compare controller/resume.py, which tidies the files before resuming).
+
+Only a directory that holds no crawl at all is an error (``ReportError``,
+one line that says what is wrong). Nothing here touches the network.
+"""
+from __future__ import annotations
+
+import csv
+import json
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from controller.store import INDEX_COLUMNS
+
+
+class ReportError(Exception):
+    """The directory cannot be read as a crawl; the one-line message says why."""
+
+
+@dataclass(frozen=True)
+class PageRow:
+    """One index.csv row, with the fields a report needs, typed."""
+    id: int
+    url: str
+    level: int
+    status: int | None            # None: no HTTP response (robots, connection, timeout ...)
+    content_type: str
+    bytes: int
+    filtered_ratio: float | None  # None unless the page was saved
+    out_links: int
+    new_links: int
+    saved: bool                   # an HTML page was saved (pages/<id>.html)
+    error: str                    # "" or "kind: detail"
+
+
+@dataclass(frozen=True)
+class TraceEvent:
+    """One trace.log line: time, event name, and its fields (see controller/trace.py)."""
+    time: datetime
+    event: str                    # START RESUME FETCH LEVEL END
+    fields: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run of the crawler: START (or RESUME) to END, or to its last line if killed."""
+    start: datetime
+    end: datetime                 # END's time, else the run's last line
+    ended: bool                   # an END line closes the run
+    stop_reason: str | None       # END's reason: queue-empty, max-pages, interrupted ...
+    fetches: tuple[tuple[datetime, int], ...]   # (time, body bytes) of each FETCH line
+    level_ends: tuple[tuple[int, datetime], ...]  # (level, time) of each LEVEL line
+
+    @property
+    def seconds(self) -> float:
+        return (self.end - self.start).total_seconds()
+
+
+@dataclass(frozen=True)
+class LinkCounts:
+    """Link counts from edges.csv, for pages with an index row only."""
+    in_links: dict[str, int]      # URL -> pages other than itself that link to it
+    out_links: dict[str, int]     # URL -> links listed on that page
+
+
+@dataclass(frozen=True)
+class CrawlFiles:
+    path: Path
+    rows: tuple[PageRow, ...]     # complete index.csv rows, in file order
+    events: tuple[TraceEvent, ...]
+    runs: tuple[Run, ...]         # trace.log cut into runs (more than one after --resume)
+    stats: dict | None            # None while the crawl runs, or after a kill
+    links: LinkCounts
+    notes: tuple[str, ...]        # what was missing or cut off, one sentence each
+
+
+def read_crawl(path: Path) -> CrawlFiles:
+    """Read every file of the crawl in ``path``; ReportError if it holds none."""
+    path = Path(path)
+    _check_is_crawl(path)
+    notes: list[str] = []
+    rows = _read_index(path / "index.csv", notes)
+    events = _read_trace(path / "trace.log", notes)
+    stats = _read_stats(path / "stats.json", notes)
+    links = _read_edges(path / "edges.csv", {row.id for row in rows}, notes)
+    return CrawlFiles(path, rows, events, runs_of(events), stats, links, tuple(notes))
+
+
+def _check_is_crawl(path: Path) -> None:
+    if not path.exists():
+        raise ReportError(f"{path} does not exist; give the --out directory of a crawl")
+    if not path.is_dir():
+        raise ReportError(f"{path} is not a directory; give the --out directory of a crawl")
+    try:
+        empty = not any(path.iterdir())
+    except OSError as exc:
+        raise ReportError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if empty:
+        raise ReportError(f"{path} is empty: no crawl to report on "
+                          f"(crawl into it first: crawler crawl SEED --out {path})")
+    if not (path / "index.csv").is_file():
+        raise ReportError(f"{path} is not a crawl directory: it has no index.csv "
+                          f"(give the --out directory of a crawl)")
+
+
+def _read_lines(path: Path, notes: list[str]) -> list[str] | None:
+    """The complete lines of a text file, without newlines; None if the file is absent."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ReportError(f"cannot read {path}: {exc.strerror or exc}") from None
+    # A cut can split a UTF-8 sequence; that only ever hits the dropped line.
+    text = data.decode("utf-8", errors="replace")
+    lines = text.split("\n")
+    if lines[-1]:
+        notes.append(_cut_off(path.name))
+    return lines[:-1]
+
+
+# -- index.csv ------------------------------------------------------------
+def _read_index(path: Path, notes: list[str]) -> tuple[PageRow, ...]:
+    lines = _read_lines(path, notes)
+    if not lines:
+        notes.append("index.csv has no rows yet: the crawl has not recorded a page")
+        return ()
+    header, *body = list(csv.reader(lines))
+    if tuple(header[:len(INDEX_COLUMNS)]) != INDEX_COLUMNS:
+        raise ReportError(f"{path} is not a crawler index: its header is not "
+                          f"{','.join(INDEX_COLUMNS[:4])},... (is this a crawl directory?)")
+    rows, bad = [], 0
+    for cells in body:
+        row = _page_row(dict(zip(header, cells))) if len(cells) >= len(INDEX_COLUMNS) else None
+        if row is None:
+            bad += 1
+        else:
+            rows.append(row)
+    if bad:
+        notes.append(f"index.csv: {bad} malformed row(s) left out")
+    return tuple(rows)
+
+
+def _page_row(cells: dict[str, str]) -> PageRow | None:
+    try:
+        return PageRow(
+            id=int(cells["id"]), url=cells["url"], level=int(cells["level"]),
+            status=int(cells["status"]) if cells["status"] else None,
+            content_type=cells["content_type"], bytes=int(cells["bytes"] or 0),
+            filtered_ratio=float(cells["filtered_ratio"]) if cells["filtered_ratio"] else None,
+            out_links=int(cells["out_links"] or 0), new_links=int(cells["new_links"] or 0),
+            saved=bool(cells["html_path"]), error=cells["error"])
+    except ValueError:
+        return None
+
+
+# -- trace.log ------------------------------------------------------------
+def _read_trace(path: Path, notes: list[str]) -> tuple[TraceEvent, ...]:
+    lines = _read_lines(path, notes)
+    if lines is None:
+        notes.append("trace.log is missing: no speed over time and no level flags from it")
+        return ()
+    events, bad = [], 0
+    for line in lines:
+        if not line or line.startswith("#"):
+            continue
+        event = _trace_event(line)
+        if event is None:
+            bad += 1
+        else:
+            events.append(event)
+    if bad:
+        notes.append(f"trace.log: {bad} malformed line(s) left out")
+    return tuple(events)
+
+
+def _trace_event(line: str) -> TraceEvent | None:
+    parts = line.split(" ")
+    if len(parts) < 2:
+        return None
+    try:
+        time = datetime.fromisoformat(parts[0])
+    except ValueError:
+        return None
+    return TraceEvent(time, parts[1], tuple(parts[2:]))
+
+
+def runs_of(events: tuple[TraceEvent, ...]) -> tuple[Run, ...]:
+    """Cut the trace into runs: each START or RESUME begins one, END closes it."""
+    runs: list[Run] = []
+    current: list[TraceEvent] = []
+    for event in events:
+        if event.event in ("START", "RESUME") and current:
+            runs.append(_run(current))   # the run before was killed: no END line
+            current = []
+        current.append(event)
+        if event.event == "END":
+            runs.append(_run(current))
+            current = []
+    if current:
+        runs.append(_run(current))
+    return tuple(runs)
+
+
+def _run(events: list[TraceEvent]) -> Run:
+    last = events[-1]
+    ended = last.event == "END"
+    fetches = tuple((e.time, int(e.fields[3])) for e in events
+                    if e.event == "FETCH" and len(e.fields) >= 6 and e.fields[3].isdigit())
+    level_ends = tuple((int(e.fields[0]), e.time) for e in events
+                       if e.event == "LEVEL" and e.fields and e.fields[0].isdigit())
+    return Run(events[0].time, max(e.time for e in events), ended,
+               last.fields[0] if ended and last.fields else None, fetches, level_ends)
+
+
+# -- stats.json -----------------------------------------------------------
+def _read_stats(path: Path, notes: list[str]) -> dict | None:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        notes.append("stats.json is missing: the crawl is still running, or was stopped "
+                     "before it could finish (killed)")
+        return None
+    except OSError as exc:
+        raise ReportError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        stats = json.loads(text)
+    except json.JSONDecodeError:
+        notes.append("stats.json is not valid JSON: its totals are left out")
+        return None
+    return stats if isinstance(stats, dict) else None
+
+
+# -- edges.csv ------------------------------------------------------------
+def _read_edges(path: Path, committed: set[int], notes: list[str]) -> LinkCounts:
+    """Counted while streaming: edges.csv is the largest file of a crawl."""
+    in_links: Counter[str] = Counter()
+    out_links: Counter[str] = Counter()
+    try:
+        with open(path, newline="", encoding="utf-8", errors="replace") as f:
+            for cells in csv.reader(_complete_lines(f, path.name, notes)):
+                if len(cells) != 3 or not cells[0].isdigit() or int(cells[0]) not in committed:
+                    continue   # the header, or a page whose index row is not written yet
+                _, source, target = cells
+                out_links[source] += 1
+                if target != source:
+                    in_links[target] += 1
+    except FileNotFoundError:
+        notes.append("edges.csv is missing: no in-link and out-link counts")
+    except OSError as exc:
+        raise ReportError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return LinkCounts(dict(in_links), dict(out_links))
+
+
+def _complete_lines(f, name: str, notes: list[str]):
+    for line in f:
+        if line.endswith("\n"):
+            yield line
+        else:
+            notes.append(_cut_off(name))
+
+
+def _cut_off(name: str) -> str:
+    return f"{name}: the last line is cut off (the crawl was writing it, or was killed); it is left out"
