@@ -88,6 +88,9 @@ def crawl_options(func):
                      help="Follow links to private, loopback and link-local addresses even from public seeds."),
         click.option("--dedup", type=click.Choice(sorted(SEEN_ALGORITHMS)), default="stringhash",
                      show_default=True, help="URL-seen algorithm."),
+        click.option("--seen-cache", type=click.IntRange(min=0), default=16_384, show_default=True,
+                     help="Recently seen URLs answered before the --dedup structure (exact; "
+                          "saves hashing repeated links); 0 = every link goes to the structure."),
         click.option("--bloom-capacity", type=click.IntRange(min=1), default=1_000_000, show_default=True,
                      help="Expected number of URLs, for --dedup bloom."),
         click.option("--bloom-error", type=click.FloatRange(min=0, max=1, min_open=True, max_open=True),

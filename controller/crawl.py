@@ -26,7 +26,7 @@ from controller.store import PageStore
 from controller.tally import Snapshot, Tally
 from controller.trace import TraceLog, utc_now
 from getpage import ADDRESS_CATEGORIES, FetchConfig, Fetcher, FetchResult, address_categories
-from urlfilter import TrapGuard, UrlRules, make_seen
+from urlfilter import SeenCache, TrapGuard, UrlRules, make_seen
 from urllist import MemoryFrontier, QueuedUrl
 from urllist.journal import QueueJournal, Replay, replay
 
@@ -63,6 +63,8 @@ class Crawl:
         self.traps = TrapGuard(config.max_pages_per_host, config.max_query_variants)
         self.seen = make_seen(config.dedup, capacity=config.bloom_capacity,
                               error_rate=config.bloom_error)
+        if config.seen_cache:
+            self.seen = SeenCache(self.seen, config.seen_cache)
         self.frontier = MemoryFrontier()
         self.store = PageStore(config.out, append=resume)   # first: a bad --out fails before any lookup
         self.fetcher = fetcher or Fetcher(_fetch_config(config), redirect_check=self._redirect_check)

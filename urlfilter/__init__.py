@@ -8,7 +8,8 @@ sockets, no files, no imports from the other crawler packages.
 from urlfilter.normalize import normalize
 from urlfilter.rules import DEFAULT_DENY_EXTENSIONS, SCOPES, UrlRules
 from urlfilter.seen import SEEN_ALGORITHMS, UrlSeen, make_seen
+from urlfilter.seencache import SeenCache
 from urlfilter.traps import TrapGuard
 
-__all__ = ["DEFAULT_DENY_EXTENSIONS", "SCOPES", "SEEN_ALGORITHMS", "TrapGuard", "UrlRules", "UrlSeen",
+__all__ = ["DEFAULT_DENY_EXTENSIONS", "SCOPES", "SEEN_ALGORITHMS", "SeenCache", "TrapGuard", "UrlRules", "UrlSeen",
            "make_seen", "normalize"]
