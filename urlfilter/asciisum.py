@@ -100,9 +100,22 @@ class AsciiSumSeen:
         return chain
 
     def stats(self) -> dict[str, float | int]:
+        """The UrlSeen counters; ``mean_chain`` is the mean length of the non-empty chains."""
         return {"adds": self._adds, "new": self._count, "lookups": self._lookups,
                 "probes": self._probes, "max_chain": self._max_chain,
+                "mean_chain": self._count / self._keys if self._keys else 0.0,
                 "distinct_keys": self._keys, "bytes": self._bytes()}
+
+    def chain_lengths(self) -> dict[int, int]:
+        """Sum -> number of URLs with that sum, for every non-empty row, in ascending sum order."""
+        lengths: dict[int, int] = {}
+        for top, page in enumerate(self._pages):
+            if page is None:
+                continue
+            for row, chain in enumerate(page.chains):
+                if page.flags[row]:
+                    lengths[top << _PAGE_BITS | row] = len(chain)
+        return lengths
 
     def _bytes(self) -> int:
         total = sys.getsizeof(self._pages) + self._text_bytes

@@ -118,8 +118,10 @@ class IntStringSeen:
         return True
 
     def stats(self) -> dict[str, float | int]:
+        """The UrlSeen counters; ``mean_chain`` is the mean length of the chains (URLs per key)."""
         lists = sum(sys.getsizeof(chain) for chain in self._table.values() if isinstance(chain, list))
         return {"adds": self._adds, "new": self._count, "lookups": self._lookups,
                 "probes": self._probes, "max_chain": self._max_chain,
+                "mean_chain": self._count / len(self._table) if self._table else 0.0,
                 "distinct_keys": len(self._table),
                 "bytes": sys.getsizeof(self._table) + self._key_bytes + self._text_bytes + lists}

@@ -100,6 +100,7 @@ class StringHashSeen:
         self._allocate(size)
         self._count = self._adds = self._lookups = self._probes = 0
         self._max_chain = self._rehashes = 0
+        self._displacement = 0     # sum over stored pairs of slots between home and slot
 
     def _allocate(self, size: int) -> None:
         self._mask = size - 1
@@ -139,6 +140,7 @@ class StringHashSeen:
             self._grow()
             slot, _ = self._search(h0, a, b)
         self._store(slot, h0, a, b)
+        self._displacement += (slot - h0) & self._mask
         self._count += 1
         return True
 
@@ -160,6 +162,7 @@ class StringHashSeen:
         self._allocate(2 * len(self._exists))
         self._rehashes += 1
         exists, mask = self._exists, self._mask
+        displacement = 0
         for slot, occupied in enumerate(old[0]):
             if occupied:
                 h0 = old[1][slot]
@@ -167,11 +170,16 @@ class StringHashSeen:
                 while exists[new]:
                     new = (new + 1) & mask
                 self._store(new, h0, old[2][slot], old[3][slot])
+                displacement += (new - h0) & mask
+        self._displacement = displacement
 
     def stats(self) -> dict[str, float | int]:
+        """The UrlSeen counters; ``mean_chain`` is the mean probe length of a stored pair
+        (slots compared by a lookup that finds it: 1 + its distance from its home slot)."""
         memory = sum(sys.getsizeof(part) for part in
                      (self._exists, self._slot_hash, self._check_a, self._check_b))
         return {"adds": self._adds, "new": self._count, "lookups": self._lookups,
                 "probes": self._probes, "max_chain": self._max_chain,
+                "mean_chain": 1 + self._displacement / self._count if self._count else 0.0,
                 "distinct_keys": self._count, "bytes": memory,
                 "slots": len(self._exists), "rehashes": self._rehashes}
