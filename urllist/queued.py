@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)   # slots: ~100 bytes less per queued URL
 class QueuedUrl:
     id: int              # position in the total queue, in discovery order, from 0
     url: str             # normalized absolute URL
