@@ -303,7 +303,7 @@ def demo(out, port, max_depth, workers, delay, dedup, ignore_robots, quiet) -> N
     site = DemoSite()
     truth = site.ground_truth(max_depth, obey_robots=not ignore_robots)
     expected = [(level.urls, level.pages) for level in truth.levels]
-    with _serving(DemoServer(site, port=port)) as server:
+    with _serving(site, port) as server:
         click.echo(f"demo site: {server.url} ({len(site.paths())} pages, plus a calendar trap)",
                    err=True)
         config = CrawlConfig(seeds=(server.url,), out=out, max_depth=max_depth, max_pages=0,
@@ -325,25 +325,28 @@ def demo(out, port, max_depth, workers, delay, dedup, ignore_robots, quiet) -> N
               help="Port on 127.0.0.1 (0 = any free port).")
 def serve_demo(port) -> None:
     """Serve the bundled demo site on 127.0.0.1 until Ctrl-C."""
-    from demosite import DemoServer
-
-    with _serving(DemoServer(port=port)) as server:
-        click.echo(f"serving the demo site at {server.url} (Ctrl-C stops)")
-        try:
-            server.serve_forever()
-        except KeyboardInterrupt:
-            click.echo("stopped")
+    server = _demo_server(None, port)
+    click.echo(f"serving the demo site at {server.url} (Ctrl-C stops)")
+    server.serve_forever()   # returns on Ctrl-C
+    click.echo("stopped")
 
 
 @contextmanager
-def _serving(server):
-    """Start the demo server, turning a busy port into a one-line usage error."""
-    try:
-        server.start()
-    except OSError as exc:
-        raise click.UsageError(f"cannot start the demo site: {exc.strerror or exc}; "
-                               f"choose another --port") from None
+def _serving(site=None, port: int = 0):
+    """A running demo server; a busy port is a one-line usage error."""
+    server = _demo_server(site, port)
+    server.start()
     try:
         yield server
     finally:
         server.stop()
+
+
+def _demo_server(site, port: int):
+    from demosite import DemoServer
+
+    try:
+        return DemoServer(site, port=port)   # binds the port here
+    except OSError as exc:
+        raise click.UsageError(f"cannot start the demo site on port {port}: "
+                               f"{exc.strerror or exc}; choose another --port") from None

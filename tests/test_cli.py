@@ -82,3 +82,19 @@ def test_a_signal_stops_cleanly_and_keeps_what_was_fetched(tmp_path, demo_server
     for row in rows:
         if row["html_path"]:
             assert (out / row["html_path"]).stat().st_size == int(row["bytes"])
+
+
+def test_serve_demo_serves_the_site_until_interrupted():
+    import re
+    import urllib.request
+    proc = subprocess.Popen([sys.executable, "-m", "controller", "serve-demo", "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        url = re.search(r"http://127\.0\.0\.1:\d+/", line).group(0)
+        with urllib.request.urlopen(url + "robots.txt", timeout=10) as answer:
+            assert b"Disallow: /private/" in answer.read()
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=10)
+    assert proc.returncode == 0

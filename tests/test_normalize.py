@@ -1,11 +1,18 @@
-"""normalize(url, base): tables of (input, base, expected), idempotence, robustness, speed."""
+"""normalize(url, base): tables of (input, base, expected), idempotence, robustness,
+and the fast path's identity with the reference on every table and on random links."""
 from __future__ import annotations
 
 import random
+import sys
 
 import pytest
 
 from urlfilter import normalize
+from urlfilter.normalize import normalize_reference
+
+# Every table runs through both: the fast path must give the reference's answers.
+IMPLEMENTATIONS = pytest.mark.parametrize("implementation", [normalize, normalize_reference],
+                                          ids=["fast", "reference"])
 
 RFC_BASE = "http://a/b/c/d;p?q"
 
@@ -166,24 +173,28 @@ REJECTED = [
 ]
 
 
+@IMPLEMENTATIONS
 @pytest.mark.parametrize("url, expected", RFC_EXAMPLES)
-def test_rfc3986_reference_resolution(url, expected):
-    assert normalize(url, RFC_BASE) == expected
+def test_rfc3986_reference_resolution(implementation, url, expected):
+    assert implementation(url, RFC_BASE) == expected
 
 
+@IMPLEMENTATIONS
 @pytest.mark.parametrize("url, base, expected", CASES)
-def test_normalize_table(url, base, expected):
-    assert normalize(url, base) == expected
+def test_normalize_table(implementation, url, base, expected):
+    assert implementation(url, base) == expected
 
 
+@IMPLEMENTATIONS
 @pytest.mark.parametrize("url, fold_www, drop_query, expected", FLAG_CASES)
-def test_flags(url, fold_www, drop_query, expected):
-    assert normalize(url, fold_www=fold_www, drop_query=drop_query) == expected
+def test_flags(implementation, url, fold_www, drop_query, expected):
+    assert implementation(url, fold_www=fold_www, drop_query=drop_query) == expected
 
 
+@IMPLEMENTATIONS
 @pytest.mark.parametrize("url, base", REJECTED)
-def test_rejected_inputs_give_none(url, base):
-    assert normalize(url, base) is None
+def test_rejected_inputs_give_none(implementation, url, base):
+    assert implementation(url, base) is None
 
 
 def _all_outputs():
@@ -193,16 +204,18 @@ def _all_outputs():
     return outputs
 
 
+@IMPLEMENTATIONS
 @pytest.mark.parametrize("url", _all_outputs())
-def test_idempotent_and_plain_ascii(url):
-    assert normalize(url) == url
-    assert normalize(url, "http://unrelated.example/x/y") == url
+def test_idempotent_and_plain_ascii(implementation, url):
+    assert implementation(url) == url
+    assert implementation(url, "http://unrelated.example/x/y") == url
     assert url.isascii() and " " not in url and "#" not in url
 
 
+@IMPLEMENTATIONS
 @pytest.mark.parametrize("url, fold_www, drop_query, expected", FLAG_CASES)
-def test_flags_idempotent(url, fold_www, drop_query, expected):
-    assert normalize(expected, fold_www=fold_www, drop_query=drop_query) == expected
+def test_flags_idempotent(implementation, url, fold_www, drop_query, expected):
+    assert implementation(expected, fold_www=fold_www, drop_query=drop_query) == expected
 
 
 def test_random_inputs_never_raise_and_stay_idempotent():
@@ -220,3 +233,96 @@ def test_random_inputs_never_raise_and_stay_idempotent():
                 continue
             assert result.isascii() and result.startswith(("http://", "https://")), (url, result)
             assert normalize(result, **flags) == result, (url, result)
+
+
+# --- the fast path against the reference ----------------------------------------------
+
+# Pieces of hrefs: plain ones (the fast path's) and every kind of thing that
+# must send a link to the reference, or that the fast path must get right.
+PLAIN_PIECES = ["a", "b", "Z", "09", "page", "x.html", "-", "_", "~", ".", "..", "./", "../", "/", "//",
+                "?", "=", "&", ";", "!", "$", "'", "(", ")", "*", "+", ",", "@", "#", "#s2", ".g", "g.",
+                "...", "index.html"]
+TRICKY_PIECES = ["%", "%2e", "%2E", "%41", "%7e", "%zz", "%2F", ":", "::1", "[", "]", "\\", " ", "\t",
+                 "\n", "\x00", "\x7f", "é", "€", "\U0001f600", "\ud800", '"', "<", "|", "^", "`", "{",
+                 "http:", "https:", "HTTP://", "Http://", "http://", "https://", "mailto:", "javascript:",
+                 "ftp://", "www.", "WWW.", ":80", ":443", ":8080", ":0", ":65536", ":08", ":",
+                 "u:p@", "[::1]", "[2001:DB8::1]", "xn--bcher-kva", "bücher", "a..b", "h.test"]
+HOSTS = ["h.test", "H.Test", "www.h.test", "www.com", "127.0.0.1", "a_b.test", "x-y.h.test", "h.test.",
+         "-bad.test", "a..b", "www.www.h.test", "1.2.3.4.5", "h"]
+PORTS = ["", ":", ":80", ":443", ":8080", ":08080", ":0", ":65536", ":99999"]
+BASES = [
+    "http://h.test/a/b/c.html",
+    "https://www.h.test:443/dir/sub/",
+    "http://h.test",
+    "http://H.TEST:8080/A/B?Q=1",
+    "http://h.test/a/./b/../c?q=1#f",           # dot segments: its relative links go to the reference
+    "http://h.test/%7Ea/b%2e/c?x=%41&y",        # escapes in the base
+    "http://[::1]:8080/x/y",
+    "http://u:p@h.test/a;p/b?q",
+    "http://h.test/a//b/",
+    "  http://h.test/x\ty/z ",                  # what a browser would clean
+    "http://www.h.test/",
+    "http://h.test:99999/a/",                   # a base whose port is invalid
+    "mailto:x@y",
+    "http:relative",
+    None,
+]
+
+
+def random_href(rng: random.Random) -> str:
+    """A link: often absolute with a random host and port, usually plain, sometimes not."""
+    tricky = rng.random() < 0.3
+    pieces = PLAIN_PIECES + TRICKY_PIECES if tricky else PLAIN_PIECES
+    head = ""
+    if rng.random() < 0.2:
+        scheme = rng.choice(["http://", "https://", "http://", "HTTPS://", "//", "http:", "ftp://"])
+        head = scheme + rng.choice(HOSTS) + rng.choice(PORTS) + rng.choice(["/", "", "?", "#"])
+    return head + "".join(rng.choice(pieces) for _ in range(rng.randint(0, 9)))
+
+
+def random_base(rng: random.Random) -> str:
+    """A page URL: usually plain, sometimes with dot segments, escapes or a bad port."""
+    head = rng.choice(["http://", "https://"]) + rng.choice(HOSTS) + rng.choice(PORTS) + "/"
+    pieces = PLAIN_PIECES + TRICKY_PIECES[:8] if rng.random() < 0.2 else PLAIN_PIECES
+    return head + "".join(rng.choice(pieces) for _ in range(rng.randint(0, 8)))
+
+
+def test_fast_path_equals_reference_on_random_links(monkeypatch):
+    """100,000 random links, each on three of the fixed bases and on a random
+    one, with random flags: the fast path answers exactly as the reference."""
+    module = sys.modules["urlfilter.normalize"]
+    fallbacks = 0
+
+    def counted_reference(*args, **kwargs):
+        nonlocal fallbacks
+        fallbacks += 1
+        return normalize_reference(*args, **kwargs)
+
+    monkeypatch.setattr(module, "normalize_reference", counted_reference)
+    rng = random.Random(5)
+    checks = 0
+    for _ in range(100_000):
+        url = random_href(rng)
+        flags = {"fold_www": rng.random() < 0.3, "drop_query": rng.random() < 0.2}
+        for base in rng.sample(BASES, 3) + [random_base(rng)]:
+            assert module.normalize(url, base, **flags) == normalize_reference(url, base, **flags), (url, base, flags)
+            checks += 1
+    assert checks == 400_000
+    # Both halves were exercised: the plain links and the ones handed on.
+    assert 0.2 * checks < fallbacks < 0.8 * checks, fallbacks
+
+
+@pytest.mark.parametrize("href", ["/p/3/17.html", "/p/3/17.html#s2", "../4/21.html", "./25.html",
+                                  "25.html", "#s2", "", "?page=2", "/index.html",
+                                  "http://127.0.0.1:8080/p/1/1.html", "../../../../x", "a/./b/../c"])
+@pytest.mark.parametrize("base", ["http://127.0.0.1:8080/p/3/3002.html", "http://127.0.0.1:8080/",
+                                  "http://127.0.0.1:8080"])
+def test_fast_path_takes_the_benchmark_sites_links(monkeypatch, href, base):
+    """The links of the benchmark site never need the reference."""
+    def no_reference(*args, **kwargs):
+        raise AssertionError("the reference was asked")
+
+    module = sys.modules["urlfilter.normalize"]
+    expected = normalize_reference(href, base)
+    monkeypatch.setattr(module, "normalize_reference", no_reference)
+    assert module.normalize(href, base) == expected

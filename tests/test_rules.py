@@ -1,18 +1,24 @@
-"""UrlRules: scope, include/exclude, extensions, length, and the reason given."""
+"""UrlRules: scope, include/exclude, extensions, length, the reason given,
+and the fast reject_reason's identity with the step-by-step reference."""
 from __future__ import annotations
 
 import dataclasses
+import random
 import re
 
 import pytest
 
-from urlfilter import DEFAULT_DENY_EXTENSIONS, UrlRules
+from urlfilter import DEFAULT_DENY_EXTENSIONS, UrlRules, normalize
 
 SEEDS = ["http://www.example.com/", "http://127.0.0.1:8080/start", "http://[::1]:9000/"]
 
 
 def reason(url, scope="host", seeds=SEEDS, **options):
-    return UrlRules.from_seeds(seeds, scope, **options).reject_reason(url)
+    """The reason given, checked to be the reference's too."""
+    rules = UrlRules.from_seeds(seeds, scope, **options)
+    answer = rules.reject_reason(url)
+    assert answer == rules.reject_reason_reference(url), url
+    return answer
 
 
 @pytest.mark.parametrize("url, expected", [
@@ -198,3 +204,54 @@ def test_trap_guard_limits_urls_per_host():
     guard = TrapGuard(max_pages_per_host=2, max_query_variants=0)
     assert [guard.admit(f"http://a.test/{i}") for i in range(3)] == [None, None, "host-pages"]
     assert guard.admit("http://b.test:8080/") is None
+
+
+
+# --- the fast reject_reason against the reference -------------------------------------
+
+SEGMENTS = ["a", "b", "a", "p", "3", "17.html", "x.JPG", "y.tar.gz", "doc.pdf;jsessionid=1", ".jpg", "c.",
+            "", "..", ".", "index.php", "data.json", "sitemap.xml", "a;b", "a;b.png", "%2E", "é"]
+HOST_PARTS = ["www.example.com", "example.com", "blog.example.com", "127.0.0.1:8080", "127.0.0.1",
+              "[::1]:9000", "[::1]", "other.org", "example.com.", "u:p@www.example.com", "a@b@example.com",
+              "WWW.Example.com", "www.example.com:8080", ""]
+JUNK = ["://", "@", "?", "#", ";", ".", "/", ":", "[", "]", "http", "HTTP", "s", "x", "jpg"]
+
+
+def random_url(rng: random.Random) -> str:
+    """Mostly normalized-looking URLs with repeated segments and extensions; some raw junk."""
+    roll = rng.random()
+    if roll < 0.1:
+        return "".join(rng.choice(JUNK) for _ in range(rng.randint(0, 12)))
+    scheme = rng.choice(["http://", "https://", "http://", "ftp://", "HTTP://", "http:/", ""])
+    path = "/".join(rng.choice(SEGMENTS[:6] if roll < 0.6 else SEGMENTS) for _ in range(rng.randint(0, 9)))
+    url = scheme + rng.choice(HOST_PARTS) + rng.choice(["/", "/", "", "?"]) + path
+    if rng.random() < 0.2:
+        url += rng.choice(["?q=1", "?a/b.jpg", "?", "#f", "#x/y.png", "?q#f", "@x"])
+    if roll > 0.9:
+        url = normalize(url) or url
+    return url
+
+
+RULE_VARIANTS = [
+    UrlRules.from_seeds(SEEDS),
+    UrlRules.from_seeds(SEEDS, "domain", max_path_repeats=1),
+    UrlRules.from_seeds(SEEDS, "any", max_path_repeats=3, max_url_length=40),
+    UrlRules.from_seeds(["http://u@example.com:80/"], "host", max_path_repeats=0, max_url_length=0),
+    UrlRules.from_seeds(SEEDS, "domain", include=["a/b", "php"], exclude=[r"\?", "17"]),
+    UrlRules.from_seeds(SEEDS, "host", include=["/a/"]),
+    dataclasses.replace(UrlRules.from_seeds(SEEDS, "any"), deny_extensions=frozenset({"", "php", "html", "gz"})),
+]
+
+
+def test_fast_reject_reason_equals_reference_on_random_urls():
+    """100,000 random URLs, each under several rule sets: the same reason."""
+    rng = random.Random(7)
+    reasons = set()
+    for _ in range(100_000):
+        url = random_url(rng)
+        for rules in rng.sample(RULE_VARIANTS, 3):
+            answer = rules.reject_reason(url)
+            assert answer == rules.reject_reason_reference(url), (url, rules)
+            reasons.add(answer)
+    # Every reason was given, so every branch was compared.
+    assert reasons == {None, "length", "scope", "extension", "repeats", "exclude", "include"}

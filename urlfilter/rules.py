@@ -4,6 +4,12 @@ This module owns ``UrlRules``, a frozen value built once from the seeds and the
 user's options.  ``reject_reason(url)`` answers with a short reason word rather
 than a bool, so the Controller can count and trace why links were dropped.
 Pure: no sockets, no files.
+
+Every link of every crawled page is checked here, so ``reject_reason`` reads
+the common shape of a normalized URL (http(s)://host/path?query) with one
+split and a few string tests; ``reject_reason_reference`` is the plain
+step-by-step version it must agree with, and the one it hands any other shape
+to.
 """
 from __future__ import annotations
 
@@ -29,6 +35,9 @@ DEFAULT_DENY_EXTENSIONS: frozenset[str] = frozenset("""
     css js woff woff2 ttf eot otf
     json csv
 """.split())
+
+
+_HTTP_HEADS = ("http://", "https://")
 
 
 def _split_url(url: str) -> tuple[str, str]:
@@ -151,7 +160,45 @@ class UrlRules:
 
         Reasons, checked cheapest first so the first that applies is given:
         "length", "scope", "extension", "repeats", "exclude", "include".
+        Same answers as ``reject_reason_reference`` for every string; written
+        out in one function because it runs once per link of every page.
         """
+        if self.max_url_length and len(url) > self.max_url_length:
+            return "length"
+        # One split gives scheme, host[:port] and the path's segments of
+        # "http(s)://host[:port]/seg/seg?query"; any other shape (another
+        # scheme, userinfo, a fragment) goes to the reference.
+        if not url.startswith(_HTTP_HEADS):
+            return self.reject_reason_reference(url)
+        head = url.partition("?")[0] if "?" in url else url
+        parts = head.split("/")
+        netloc = parts[2]
+        if "@" in netloc or "#" in head:
+            return self.reject_reason_reference(url)
+        if not (netloc in self.seed_hosts if self.scope == "host" else self._in_scope(netloc)):
+            return "scope"
+        last = parts[-1] if len(parts) > 3 else ""
+        if ";" in last:
+            extension = _extension(last)
+        else:
+            # An extension follows the last '.', after a non-empty stem.
+            dot = last.rfind(".")
+            extension = last[dot + 1:].lower() if dot > 0 else ""
+        if extension in self.deny_extensions:
+            return "extension"
+        repeats = self.max_path_repeats
+        # A run needs more segments than repeats, and some segment twice (the
+        # set also holds "http:", "" and the host, which can only send more
+        # paths to the full check).
+        if repeats and len(parts) > repeats + 3 and len(set(parts)) < len(parts) \
+                and repeats_too_often(head[len(parts[0]) + 2 + len(netloc):], repeats):
+            return "repeats"
+        if self.exclude or self.include:
+            return self._pattern_reason(url)
+        return None
+
+    def reject_reason_reference(self, url: str) -> str | None:
+        """What ``reject_reason`` answers, computed step by step (kept to test it against)."""
         if self.max_url_length and len(url) > self.max_url_length:
             return "length"
         netloc, path = _split_url(url)
@@ -161,7 +208,10 @@ class UrlRules:
             return "extension"
         if self.max_path_repeats and repeats_too_often(path, self.max_path_repeats):
             return "repeats"
-        if any(pattern.search(url) for pattern in self.exclude):
+        return self._pattern_reason(url)
+
+    def _pattern_reason(self, url: str) -> str | None:
+        if self.exclude and any(pattern.search(url) for pattern in self.exclude):
             return "exclude"
         if self.include and not any(pattern.search(url) for pattern in self.include):
             return "include"
