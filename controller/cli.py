@@ -210,7 +210,8 @@ def _check_seeds(seeds, **flags) -> list[str]:
     for seed in seeds:
         url = normalize(seed, **flags)
         if url is None:
-            hint = f"; did you mean http://{seed}/ ?" if "://" not in seed and seed.strip() else ""
+            bare_host = seed.strip() and "://" not in seed and not seed.startswith(("/", "."))
+            hint = f"; did you mean http://{seed}/ ?" if bare_host else ""
             raise click.UsageError(f"seed {seed!r} is not an http(s) URL{hint} "
                                    f"(seeds must look like http://host/path)")
         checked.append(url)

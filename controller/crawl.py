@@ -36,6 +36,13 @@ MAX_IN_FLIGHT_PER_WORKER = 4  # fetched pages waiting for a parser, per fetch th
 
 
 @dataclass(frozen=True)
+class Restored:
+    """Totals of the earlier runs of a resumed crawl (rates cover this run only)."""
+    urls: int = 0
+    bytes: int = 0
+
+
+@dataclass(frozen=True)
 class Visit:
     """One URL on its way through the loop: fetched, then (HTML only) digested."""
     result: FetchResult
@@ -82,6 +89,7 @@ class Crawl:
         self._handed_out = 0
         self._levels_closed = 0
         self._children_before: Counter[int] = Counter()  # queued by a page fetched again after a kill
+        self.restored = Restored()     # what earlier runs of a resumed crawl had done
         if previous:
             self._restore(previous, replay(self.journal.path))
         else:
@@ -222,6 +230,7 @@ class Crawl:
         self._children_before = Counter(item.parent_id for item in journal.items
                                         if item.parent_id is not None and item.parent_id not in done)
         self._handed_out = len(done)
+        self.restored = Restored(self.tally.urls, self.tally.bytes)
         flags = self.frontier.level_flags
         for k in range(self.frontier.finished_levels):
             self.tally.level(k).m = flags[k + 1] if k + 1 < len(flags) else len(self.frontier)

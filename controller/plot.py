@@ -18,7 +18,7 @@ from pathlib import Path
 from controller.reading import ReportError
 from controller.report import Report, build_report, duration_text
 
-INSTALL_HINT = "pip install 'bfs-crawler[plot]' (or: pip install matplotlib)"
+INSTALL_HINT = "from the repository: .venv/bin/pip install -e '.[plot]' (or: pip install matplotlib)"
 FIGURE_INCHES = (11, 8)
 DPI = 100
 HEADROOM = 1.3    # bar charts reach 1/1.3 of their height: room for labels and the legend

@@ -69,9 +69,11 @@ def _expected_cell(row: dict, expected: list[tuple[int, int]]) -> str:
 
 
 def summary_lines(stats: dict, out: Path) -> list[str]:
+    this_run = stats.get("urls_this_run", stats["urls"])
+    resumed = f", {this_run} of them in this run" if this_run != stats["urls"] else ""
     return [
         f"stopped: {stats['stop_reason']} after {stats['elapsed_seconds']:.1f} s — "
-        f"{stats['urls']} URLs, {stats['pages']} pages saved, {stats['errors']} errors "
+        f"{stats['urls']} URLs{resumed}, {stats['pages']} pages saved, {stats['errors']} errors "
         f"({stats['pages_per_second']:.1f} URLs/s, {stats['kb_per_second']:.0f} KB/s)",
         f"output:  {out}/  pages/ text/ index.csv edges.csv trace.log stats.json",
     ]

@@ -43,6 +43,9 @@ class PreviousCrawl:
 def prepare_out_dir(config: CrawlConfig, resume: bool, overwrite: bool) -> None:
     """Refuse a directory that would mix two crawls; clear it for --overwrite."""
     out = config.out
+    if resume and overwrite:
+        raise OutputError("--resume continues the crawl in --out and --overwrite replaces it; "
+                          "give only one of them")
     if resume:
         saved = out / STATE_DIR / SETTINGS_FILE
         if not saved.exists():
@@ -53,6 +56,8 @@ def prepare_out_dir(config: CrawlConfig, resume: bool, overwrite: bool) -> None:
             raise OutputError(f"--resume: {difference}; resume with the crawl's own settings "
                               f"or start a new crawl in another --out")
         return
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"output directory {out} is a file, not a directory; choose another --out")
     if out.exists() and any(out.iterdir()):
         if not overwrite:
             raise OutputError(f"output directory {out} is not empty; use --resume to continue the "

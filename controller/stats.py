@@ -22,8 +22,9 @@ def build_stats(crawl, stop_reason: str, elapsed: float) -> dict:
         "errors": tally.errors,
         "errors_by_kind": dict(tally.errors_by_kind),
         "bytes": tally.bytes,
-        "pages_per_second": round(tally.urls / seconds, 2),
-        "kb_per_second": round(tally.bytes / 1024 / seconds, 2),
+        "pages_per_second": round((tally.urls - crawl.restored.urls) / seconds, 2),
+        "kb_per_second": round((tally.bytes - crawl.restored.bytes) / 1024 / seconds, 2),
+        "urls_this_run": tally.urls - crawl.restored.urls,   # elapsed_seconds and the rates cover this run
         "levels": [dict(level=k, **asdict(row)) for k, row in enumerate(tally.levels)],
         "level_flags": list(crawl.frontier.level_flags),
         "queue_total": len(crawl.frontier),

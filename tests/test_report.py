@@ -412,7 +412,7 @@ def test_a_partial_crawl_and_one_without_trace_can_be_plotted(demo, tmp_path):
 def test_plot_without_matplotlib_says_how_to_install_it(demo, tmp_path, monkeypatch):
     out, _, _ = demo
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)   # import fails
-    with pytest.raises(ReportError, match=r"needs matplotlib.*pip install 'bfs-crawler\[plot\]'"):
+    with pytest.raises(ReportError, match=r"needs matplotlib.*pip install -e '\.\[plot\]'"):
         write_plot(out, tmp_path / "x.png")
     assert not (tmp_path / "x.png").exists()
 

@@ -155,3 +155,24 @@ def test_resume_from_the_command_line_needs_only_the_directory(tmp_path, site):
                             "--resume", "--dedup", "set"], capture_output=True, text=True, timeout=60)
     assert wrong.returncode == 2 and "--dedup ascii, not set" in wrong.stderr
     assert wrong.stderr.count("\n") == 1
+
+
+def test_a_file_as_output_directory_is_refused(tmp_path):
+    target = tmp_path / "a-file"
+    target.write_text("x")
+    with pytest.raises(OutputError, match="is a file, not a directory"):
+        Crawl(make_crawl(target))
+
+
+def test_resume_and_overwrite_together_are_refused(tmp_path):
+    with pytest.raises(OutputError, match="give only one of them"):
+        Crawl(make_crawl(tmp_path / "out"), resume=True, overwrite=True)
+
+
+def test_rates_after_a_resume_cover_only_the_new_run(tmp_path, site):
+    url, log = site
+    out = tmp_path / "out"
+    Crawl(make_crawl(out, url, max_pages=20, delay=0)).run()
+    stats = Crawl(make_crawl(out, url, max_pages=30, delay=0), resume=True).run()
+    assert stats["urls"] == 30 and stats["urls_this_run"] == 10
+    assert stats["pages_per_second"] == pytest.approx(10 / stats["elapsed_seconds"], rel=0.05)
