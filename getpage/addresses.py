@@ -20,6 +20,7 @@ Pure apart from ``resolve_host``, which asks the system resolver.
 """
 from __future__ import annotations
 
+import functools
 import ipaddress
 import socket
 from collections.abc import Callable, Iterable
@@ -71,6 +72,20 @@ def address_category(ip: str) -> str:
     if not address.is_global:
         return "reserved"
     return "public"
+
+
+@functools.lru_cache(maxsize=256)
+def url_authority(url: str) -> tuple[str, str, int | None]:
+    """(scheme, host, port) of a URL: scheme and host in lower case, host ""
+    when there is none, port None when none is given. Raises ValueError for
+    a bad port or a malformed IPv6 literal.
+
+    One fetch asks this of the same URL several times (is it valid, its
+    politeness key, its robots origin, its connection pool), and each
+    answer costs two parses of the netloc; the cache is small and bounded.
+    """
+    parts = urlsplit(url)
+    return parts.scheme.lower(), parts.hostname or "", parts.port
 
 
 def resolve_host(host: str, port: int) -> list[str]:

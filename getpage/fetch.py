@@ -5,15 +5,21 @@ retries, redirects, body, binary check, charset), the size and time limits
 on a body, and the translation of network exceptions into error values (in
 ``_describe``, and nowhere else).
 
-Its helpers each own one rule: ``transport`` the session and where a
-connection may go, ``addresses`` the address categories, ``retry`` which
-failures are tried again and how long to wait, ``sniff`` what a body
-really is, ``robots`` and ``politeness`` what the site and good manners
-allow.
+Its helpers each own one rule: ``transport`` the session, how a GET is
+sent and where a connection may go, ``addresses`` the address categories,
+``retry`` which failures are tried again and how long to wait, ``sniff``
+what a body really is, ``robots`` and ``politeness`` what the site and
+good manners allow.
 
 Retries wrap ``_request``, the one network round trip: every attempt waits
 for the politeness gate again, and every new connection is vetted by the
 address guard again.
+
+CPU per page matters (issue 5 wants the whole crawler under 1.6 ms of CPU
+per page, and a crawl makes one fetch per page): the common path builds one
+FetchResult per response and one for the caller, reads robots rules without
+a lock once loaded, and sends the GET with ``Transport.get``, which skips
+requests' per-request machinery (see ``transport``).
 """
 from __future__ import annotations
 
@@ -24,10 +30,12 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from http import HTTPStatus
-from urllib.parse import urldefrag, urljoin, urlsplit
+from urllib.parse import urldefrag, urljoin
 
 import requests
+import urllib3
 import urllib3.exceptions
+from urllib3.exceptions import ConnectTimeoutError, MaxRetryError, NewConnectionError
 
 from .addresses import (
     ADDRESS_CATEGORIES,
@@ -37,6 +45,7 @@ from .addresses import (
     Resolver,
     address_category,
     resolve_host,
+    url_authority,
 )
 from .charset import decode_html
 from .politeness import PolitenessGate, host_key
@@ -53,7 +62,7 @@ from .robots import (
     rules_for_response,
 )
 from .sniff import SNIFF_BYTES, binary_bytes, binary_text, looks_like_html
-from .transport import new_session
+from .transport import Transport
 
 CHUNK_BYTES = 64 * 1024
 # Bodies of redirects and error pages up to this size are read and thrown
@@ -106,10 +115,12 @@ class _Failure(Exception):
 
 @dataclass(frozen=True)
 class _Hop:
-    """One request's outcome: the response as a result, and where it redirects."""
+    """One URL's outcome: the response as a result, where it redirects, and
+    how many requests it took."""
 
     result: FetchResult
     location: str | None = None
+    attempts: int = 1
 
 
 class Fetcher:
@@ -142,7 +153,8 @@ class Fetcher:
         self._token = product_token(config.user_agent)
         self._html_types = frozenset(media.lower() for media in config.html_types)
         guard = AddressGuard(config.allowed_addresses, resolve, classify)
-        self._session = new_session(config.user_agent, config.per_host, guard)
+        self._transport = Transport(config.user_agent, config.per_host, guard, config.timeout)
+        self._session = self._transport.session  # owns the connection pools
         self._gate = PolitenessGate(config.delay, config.per_host, clock=clock, sleep=sleep)
         self._robots = RobotsCache(self._load_robots)
 
@@ -158,8 +170,10 @@ class Fetcher:
         requests made for ``final_url``.
         """
         started = time.perf_counter()
-        result = self._follow(url)
-        return replace(result, url=url, elapsed_ms=(time.perf_counter() - started) * 1000)
+        hop, redirects, refusal = self._follow(url)
+        return replace(hop.result, url=url, redirects=redirects, attempts=hop.attempts,
+                       error=refusal or hop.result.error,
+                       elapsed_ms=(time.perf_counter() - started) * 1000)
 
     def robots_delay(self, url: str) -> float | None:
         """Crawl-delay in seconds for ``url``'s origin, None if none.
@@ -173,7 +187,7 @@ class Fetcher:
 
     def close(self) -> None:
         """Close pooled connections. The Fetcher must not be used afterwards."""
-        self._session.close()
+        self._transport.close()
 
     def __enter__(self) -> Fetcher:
         return self
@@ -183,20 +197,22 @@ class Fetcher:
 
     # -- one fetch: the redirect chain ------------------------------------
 
-    def _follow(self, url: str) -> FetchResult:
+    def _follow(self, url: str) -> tuple[_Hop, tuple[str, ...], str]:
+        """The last hop, the URLs visited before it, and why its redirect was
+        refused ("" when it was not a redirect)."""
         if reason := _invalid_reason(url):
-            return FetchResult(url=url, final_url="", error=f"invalid: {reason}")
-        current = urldefrag(url).url
+            return _Hop(FetchResult(url=url, final_url="", error=f"invalid: {reason}")), (), ""
+        current = urldefrag(url).url if "#" in url else url
         if denial := self._robots_denial(current):
-            return FetchResult(url=url, final_url="", error=denial)
+            return _Hop(FetchResult(url=url, final_url="", error=denial)), (), ""
         visited: list[str] = []
         while True:
             hop = self._hop(current)
             if hop.location is None:
-                return replace(hop.result, redirects=tuple(visited))
+                return hop, tuple(visited), ""
             target = _resolve(current, hop.location)
             if refusal := self._refuse_redirect(current, target, visited):
-                return replace(hop.result, error=refusal, redirects=tuple(visited))
+                return hop, tuple(visited), refusal
             visited.append(current)
             current = target
 
@@ -241,10 +257,10 @@ class Fetcher:
             asked = retry_after(hop.result.status, hop.result.headers, time.time())
             if asked is not None and asked > self._config.max_retry_after:
                 over = f" (Retry-After {asked:.0f} s over the {self._config.max_retry_after:g} s cap)"
-                return _Hop(replace(hop.result, error=hop.result.error + over, attempts=attempt))
+                return _Hop(replace(hop.result, error=hop.result.error + over), attempts=attempt)
             self._pause(url, attempt, asked)
             hop, attempt = request(url), attempt + 1
-        return _Hop(replace(hop.result, attempts=attempt), hop.location)
+        return hop if attempt == 1 else _Hop(hop.result, hop.location, attempt)
 
     def _pause(self, url: str, attempt: int, asked: float | None) -> None:
         if asked is None:
@@ -256,10 +272,12 @@ class Fetcher:
 
     def _request(self, url: str) -> _Hop:
         """One politeness-gated GET of ``url``, its body read if it is HTML."""
-        with self._gate.hold(host_key(url)):
+        host = host_key(url)
+        self._gate.acquire(host)
+        try:
             deadline = time.monotonic() + self._config.timeout
             try:
-                response = self._get(url)
+                response = self._transport.get(url)
             except BlockedAddress as exc:
                 return _Hop(FetchResult(url=url, final_url=url, error=str(exc)))
             except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
@@ -271,30 +289,34 @@ class Fetcher:
             except _Failure as failure:
                 return _Hop(_response_result(url, response, error=failure.error))
             finally:
-                response.close()
+                _close(response)
+        finally:
+            self._gate.release(host)
 
-    def _get(self, url: str) -> requests.Response:
-        timeout = self._config.timeout
-        return self._session.get(url, timeout=(timeout, timeout), allow_redirects=False, stream=True)
-
-    def _read(self, url: str, response: requests.Response, deadline: float) -> _Hop:
-        result = _response_result(url, response)
-        status = response.status_code
-        if status in REDIRECT_STATUSES and "location" in result.headers:
-            self._drain(response, deadline)
-            return _Hop(result, _header_text(result.headers["location"]))
+    def _read(self, url: str, response: urllib3.BaseHTTPResponse, deadline: float) -> _Hop:
+        status = response.status
+        headers = _header_dict(response)
+        declared = _media_type(headers.get("content-type", ""))
+        if status in REDIRECT_STATUSES and "location" in headers:
+            self._drain(response, headers, deadline)
+            result = FetchResult(url=url, final_url=url, status=status, headers=headers,
+                                 content_type=declared)
+            return _Hop(result, _header_text(headers["location"]))
         if status >= 400:
-            self._drain(response, deadline)
-            return _Hop(replace(result, error=f"http: {status} {_reason(response)}"))
-        declared = result.content_type
-        if declared and declared not in self._html_types:
-            return _Hop(result)  # not HTML: the body is never downloaded
-        body = self._html_body(response, deadline, sniff=not declared)
-        if body is None:
-            return _Hop(result)  # unlabelled and does not look like HTML
-        return _Hop(_page(replace(result, content_type=declared or "text/html"), body))
+            self._drain(response, headers, deadline)
+            return _Hop(FetchResult(url=url, final_url=url, status=status, headers=headers,
+                                    content_type=declared, error=f"http: {status} {_reason(response)}"))
+        if not declared or declared in self._html_types:
+            body = self._html_body(response, deadline, sniff=not declared)
+            if body is not None:
+                return _Hop(_page(url, status, headers, declared or "text/html", body))
+        # Not HTML (by its label, or unlabelled and not looking like it): a
+        # labelled body is never downloaded.
+        return _Hop(FetchResult(url=url, final_url=url, status=status, headers=headers,
+                                content_type=declared))
 
-    def _html_body(self, response: requests.Response, deadline: float, sniff: bool) -> bytes | None:
+    def _html_body(self, response: urllib3.BaseHTTPResponse, deadline: float,
+                   sniff: bool) -> bytes | None:
         """The decoded body, or None if ``sniff`` finds it is not HTML."""
         chunks: list[bytes] = []
         size = 0
@@ -310,27 +332,32 @@ class Fetcher:
         body = b"".join(chunks)
         return None if sniff and not looks_like_html(body) else body
 
-    def _stream(self, response: requests.Response, deadline: float) -> Iterator[bytes]:
+    def _stream(self, response: urllib3.BaseHTTPResponse, deadline: float) -> Iterator[bytes]:
         """Decoded body chunks as they arrive, until the end or the deadline.
 
         ``read1`` returns whatever one socket read brings, and each socket
         wait is cut to the time left, so a server trickling bytes cannot
         keep the worker past the deadline.
         """
-        raw = response.raw
+        # A body sent as it is (no Content-Encoding) is complete once its
+        # Content-Length has come, without one more call to find the end.
+        plain = "content-encoding" not in response.headers
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise _Failure(f"timeout: read {self._config.timeout:g}s")
-            _limit_socket_wait(raw, min(left, self._config.timeout))
-            chunk = raw.read1(CHUNK_BYTES, decode_content=True)
+            _limit_socket_wait(response, min(left, self._config.timeout))
+            chunk = response.read1(CHUNK_BYTES, decode_content=True)
             if not chunk:
                 return
             yield chunk
+            if plain and response.length_remaining == 0:
+                return
 
-    def _drain(self, response: requests.Response, deadline: float) -> None:
+    def _drain(self, response: urllib3.BaseHTTPResponse, headers: dict[str, str],
+               deadline: float) -> None:
         """Read a small unwanted body to the end, so its connection is reused."""
-        length = response.headers.get("content-length", "")
+        length = headers.get("content-length", "")
         if not length.isdigit() or int(length) > DRAIN_BYTES:
             return  # closing the response drops the connection instead
         try:
@@ -342,12 +369,20 @@ class Fetcher:
     def _describe(self, exc: BaseException) -> str:
         """The error value for a network exception: "kind: detail"."""
         timeout = self._config.timeout
-        if isinstance(exc, requests.ConnectTimeout):
+        # A GET sent straight to the pool reports a failed connect inside
+        # urllib3's MaxRetryError, which requests' adapter would have turned
+        # into ConnectTimeout or ConnectionError; a GET whose URL requests
+        # prepared raises requests' own exceptions.
+        reason = exc.reason if isinstance(exc, MaxRetryError) and exc.reason else exc
+        if isinstance(exc, requests.ConnectTimeout) or (
+                isinstance(reason, ConnectTimeoutError) and not isinstance(reason, NewConnectionError)):
             return f"timeout: connect {timeout:g}s"
+        if isinstance(reason, NewConnectionError):
+            return f"connection: {_root_cause(exc)}"
         if isinstance(exc, (requests.Timeout, urllib3.exceptions.TimeoutError, socket.timeout)):
             return f"timeout: read {timeout:g}s"
         if isinstance(exc, (requests.exceptions.InvalidURL, requests.exceptions.InvalidSchema,
-                            requests.exceptions.MissingSchema, urllib3.exceptions.LocationParseError)):
+                            requests.exceptions.MissingSchema, urllib3.exceptions.LocationValueError)):
             return f"invalid: {exc}"
         return f"connection: {_root_cause(exc)}"
 
@@ -385,8 +420,11 @@ class Fetcher:
         with self._gate.hold(host_key(url)):
             deadline = time.monotonic() + self._config.timeout
             try:
-                with self._get(url) as response:
+                response = self._transport.get(url)
+                try:
                     return self._robots_answer(url, response, deadline)
+                finally:
+                    _close(response)
             except BlockedAddress as exc:
                 return _Hop(FetchResult(url=url, final_url=url, error=str(exc)))
             except (requests.RequestException, urllib3.exceptions.HTTPError,
@@ -395,12 +433,12 @@ class Fetcher:
             except _Failure as failure:
                 return _Hop(FetchResult(url=url, final_url=url, error=failure.error))
 
-    def _robots_answer(self, url: str, response: requests.Response, deadline: float) -> _Hop:
+    def _robots_answer(self, url: str, response: urllib3.BaseHTTPResponse, deadline: float) -> _Hop:
         result = _response_result(url, response)
-        status = response.status_code
+        status = response.status
         if 200 <= status < 300:
             return _Hop(replace(result, body=self._robots_body(response, deadline)))
-        self._drain(response, deadline)
+        self._drain(response, result.headers, deadline)
         location = result.headers.get("location") if status in REDIRECT_STATUSES else None
         if location:
             return _Hop(result, _header_text(location))
@@ -408,7 +446,7 @@ class Fetcher:
             return _Hop(replace(result, error=f"http: {status} {_reason(response)}"))
         return _Hop(result)
 
-    def _robots_body(self, response: requests.Response, deadline: float) -> bytes:
+    def _robots_body(self, response: urllib3.BaseHTTPResponse, deadline: float) -> bytes:
         body = bytearray()
         for chunk in self._stream(response, deadline):
             body += chunk
@@ -417,27 +455,41 @@ class Fetcher:
         return bytes(body)
 
 
-def _response_result(url: str, response: requests.Response, error: str = "") -> FetchResult:
-    headers = {name.lower(): value for name, value in response.headers.items()}
+def _response_result(url: str, response: urllib3.BaseHTTPResponse, error: str = "") -> FetchResult:
+    headers = _header_dict(response)
     return FetchResult(
         url=url,
         final_url=url,
-        status=response.status_code,
+        status=response.status,
         headers=headers,
         content_type=_media_type(headers.get("content-type", "")),
         error=error,
     )
 
 
+def _header_dict(response: urllib3.BaseHTTPResponse) -> dict[str, str]:
+    """Response headers with lower-case names; a repeated header's values
+    joined with ", " (as requests shows them)."""
+    return {name.lower(): value for name, value in response.headers.items()}
+
+
+def _close(response: urllib3.BaseHTTPResponse) -> None:
+    """What requests' Response.close does: drop the connection unless the body
+    was read to the end (then it is back in the pool already), and give the
+    pool its slot back."""
+    response.close()
+    response.release_conn()
+
+
 def _media_type(content_type: str) -> str:
     return content_type.partition(";")[0].strip().lower()
 
 
-def _reason(response: requests.Response) -> str:
+def _reason(response: urllib3.BaseHTTPResponse) -> str:
     if response.reason:
         return response.reason
     try:
-        return HTTPStatus(response.status_code).phrase
+        return HTTPStatus(response.status).phrase
     except ValueError:
         return "error"
 
@@ -458,28 +510,29 @@ def _resolve(current: str, location: str) -> str:
 def _invalid_reason(url: str) -> str:
     """Why ``url`` cannot be fetched, or "" if it can be tried."""
     try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - parsing the port raises ValueError when bad
+        scheme, host, _ = url_authority(url)
     except ValueError as exc:
         return str(exc)
-    if parts.scheme.lower() not in ("http", "https"):
+    if scheme not in ("http", "https"):
         return f"not an http(s) URL: {url!r}"
-    if not parts.hostname:
+    if not host:
         return f"no host in {url!r}"
     return ""
 
 
-def _page(result: FetchResult, body: bytes) -> FetchResult:
-    """``result`` with an HTML body decoded, unless the body is binary garbage:
-    then an error, and neither the body nor any text is kept."""
-    header = result.headers.get("content-type", "")
-    garbage = replace(result, error=f"garbage: binary content served as {result.content_type}")
-    if binary_bytes(body, header):
-        return garbage
-    text, encoding = decode_html(body, header)
-    if binary_text(text):
-        return garbage
-    return replace(result, body=body, text=text, encoding=encoding)
+def _page(url: str, status: int, headers: dict[str, str], content_type: str,
+          body: bytes) -> FetchResult:
+    """The result for an HTML body: decoded, unless it is binary garbage; then
+    an error, and neither the body nor any text is kept."""
+    header = headers.get("content-type", "")
+    if not binary_bytes(body, header):
+        text, encoding = decode_html(body, header)
+        if not binary_text(text):
+            return FetchResult(url=url, final_url=url, status=status, headers=headers,
+                               content_type=content_type, body=body, text=text, encoding=encoding)
+    return FetchResult(url=url, final_url=url, status=status, headers=headers,
+                       content_type=content_type,
+                       error=f"garbage: binary content served as {content_type}")
 
 
 def _kind(error: str) -> str:
@@ -487,8 +540,8 @@ def _kind(error: str) -> str:
     return error.partition(":")[0]
 
 
-def _limit_socket_wait(raw: urllib3.HTTPResponse, seconds: float) -> None:
-    connection = raw.connection
+def _limit_socket_wait(response: urllib3.BaseHTTPResponse, seconds: float) -> None:
+    connection = response.connection
     sock = getattr(connection, "sock", None)
     if sock is not None:
         sock.settimeout(max(seconds, 0.001))

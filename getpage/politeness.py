@@ -19,7 +19,8 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+
+from .addresses import url_authority
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -29,13 +30,12 @@ def host_key(url: str) -> str:
 
     The port is part of the key so that servers on one machine but on
     different ports (as test sites and demo sites are) count as different
-    hosts. Raises ValueError for a URL without a host.
+    hosts. Raises ValueError for a URL without a host or with a bad port.
     """
-    parts = urlsplit(url)
-    if not parts.hostname:
+    scheme, host, port = url_authority(url)
+    if not host:
         raise ValueError(f"no host in {url!r}")
-    port = parts.port or _DEFAULT_PORTS.get(parts.scheme.lower(), 0)
-    return f"{parts.hostname.lower()}:{port}"
+    return f"{host}:{port or _DEFAULT_PORTS.get(scheme, 0)}"
 
 
 @dataclass

@@ -32,6 +32,8 @@ from urllib.parse import urlsplit
 
 from protego import Protego
 
+from .addresses import url_authority
+
 # RFC 9309 §2.5: crawlers must parse at least the first 500 KiB.
 MAX_ROBOTS_BYTES = 500 * 1024
 # RFC 9309 §2.3.1.2: follow at least five consecutive redirects.
@@ -67,13 +69,11 @@ def origin_of(url: str) -> str:
 
     Raises ValueError for a URL without a host or with a bad port.
     """
-    parts = urlsplit(url)
-    scheme, host = parts.scheme.lower(), (parts.hostname or "")
+    scheme, host, port = url_authority(url)
     if not host:
         raise ValueError(f"no host in {url!r}")
     if ":" in host:  # IPv6 literal
         host = f"[{host}]"
-    port = parts.port
     if port is None or port == _DEFAULT_PORTS.get(scheme):
         return f"{scheme}://{host}"
     return f"{scheme}://{host}:{port}"
@@ -188,8 +188,15 @@ class RobotsCache:
         self._load = load
         self._lock = threading.Lock()
         self._entries: dict[str, Future[RobotsRules]] = {}
+        # Loaded rules, read without the lock: every fetch asks, and after
+        # the first load per origin the answer never changes. A dict read
+        # is atomic; an origin is added only once its rules are final.
+        self._loaded: dict[str, RobotsRules] = {}
 
     def rules(self, origin: str) -> RobotsRules:
+        loaded = self._loaded.get(origin)
+        if loaded is not None:
+            return loaded
         with self._lock:
             entry = self._entries.get(origin)
             loader = entry is None
@@ -201,7 +208,9 @@ class RobotsCache:
 
     def _fill(self, origin: str, entry: Future[RobotsRules]) -> None:
         try:
-            entry.set_result(self._load(origin))
+            rules = self._load(origin)
+            self._loaded[origin] = rules
+            entry.set_result(rules)
         except BaseException as exc:
             # A failing loader is a bug: let every waiter see it, and let a
             # later call try again instead of caching the failure.

@@ -35,7 +35,6 @@ Pure: bytes in, a verdict out.
 from __future__ import annotations
 
 import codecs
-import re
 
 from .charset import codec_for_label, header_charset
 
@@ -47,7 +46,7 @@ BINARY_SAMPLE = 4096
 MAX_CONTROL_SHARE = 0.08
 
 _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
-_CONTROL = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f]")
+_CONTROL_BYTES = bytes([*range(0x00, 0x09), 0x0B, *range(0x0E, 0x20), 0x7F])
 
 # WHATWG MIME Sniffing §7.1: tags that mark an unlabelled resource as HTML
 # when they open it (after whitespace) and are followed by space or ">".
@@ -86,4 +85,17 @@ def binary_bytes(body: bytes, content_type: str) -> bool:
 def binary_text(text: str) -> bool:
     """Step 2, after decoding: too many control characters early in the text."""
     sample = text[:BINARY_SAMPLE]
-    return bool(sample) and len(_CONTROL.findall(sample)) > MAX_CONTROL_SHARE * len(sample)
+    return bool(sample) and control_count(sample) > MAX_CONTROL_SHARE * len(sample)
+
+
+def control_count(text: str) -> int:
+    """How many characters of ``text`` are controls other than tab, line
+    feed, form feed and carriage return.
+
+    Counted on the UTF-8 encoding, where bytes below 0x80 stand only for
+    themselves (every byte of a multi-byte character is 0x80 or above), so
+    each control byte is one control character; ``bytes.translate`` counts
+    them several times faster than a regular expression over the text.
+    """
+    data = text.encode("utf-8", "surrogatepass")
+    return len(data) - len(data.translate(None, _CONTROL_BYTES))

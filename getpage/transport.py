@@ -1,36 +1,193 @@
-"""The HTTP transport: a ``requests.Session`` that connects only where the
-``AddressGuard`` allows.
+"""The HTTP transport: GETs over a ``requests.Session`` whose connections go
+only where the ``AddressGuard`` allows.
 
 Owns the session's settings (no proxies from the environment, no cookies,
-headers, connection pools) and the one place where a TCP connection is
-opened: ``_GuardedConnection._new_conn``. It asks the guard for the host's
-vetted addresses and connects to one of them, so the address that was
-checked is the address connected to. Everything above the socket is
-urllib3's own code and keeps working on the host name: the Host header,
-TLS SNI and the certificate's host name check.
+headers, connection pools), the one place where a TCP connection is opened
+(``_GuardedConnection._new_conn``), and ``Transport.get``, the one place a
+request is sent.
 
-A refused host surfaces from ``Session.get`` as ``BlockedAddress``, which
-neither urllib3 nor requests catches or wraps.
+The address guard: ``_new_conn`` asks the guard for the host's vetted
+addresses and connects to one of them, so the address that was checked is
+the address connected to. Everything above the socket is urllib3's own code
+and keeps working on the host name: the Host header, TLS SNI and the
+certificate's host name check. A refused host surfaces as
+``BlockedAddress``, which neither urllib3 nor requests catches or wraps.
+
+Why most GETs bypass requests' request model: the session owns the
+connection pools (its mounted guarded adapter), but a ``Session.get`` costs
+about twice the CPU of the urllib3 round trip it wraps (merging settings,
+PreparedRequest, hooks, CaseInsensitiveDict, a Response, redirect
+bookkeeping even with redirects off), and a crawler makes one GET per page.
+So ``Transport.get`` sends a URL that is already in wire form (ASCII, no
+user info, nothing requests would re-quote or normalise: every URL that
+URL_Filter produces) straight through the adapter's urllib3 pool, with the
+very arguments requests' adapter would pass: the session's headers, its TLS
+settings, the adapter's retry policy, no redirects, the body left unread.
+Any other URL (non-ASCII host or path, credentials, spaces, dot segments,
+escapes requests would rewrite ...) is prepared by the session
+(``Session.prepare_request``) and sent by the adapter, so requests' URL
+preparation applies to it unchanged. Both ways use the same pools and
+return the same thing: urllib3's streaming response. Neither goes through
+``Session.send``, which reads the whole body of a redirect even when
+redirects are not followed; the Fetcher follows redirects itself and reads
+at most a small body of one.
 """
 from __future__ import annotations
 
 import http.cookiejar
+import os
+import re
 import socket
+from urllib.parse import urlsplit
 
 import requests
 import urllib3.connection
 import urllib3.connectionpool
 from requests.adapters import HTTPAdapter
+from urllib3.connectionpool import port_by_scheme
 from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
 from urllib3.util.connection import create_connection
 
-from .addresses import AddressGuard
+from .addresses import AddressGuard, url_authority
 
 ACCEPT = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"
+# How many (scheme, host, port, TLS settings) a Transport remembers the
+# connection pool key of; past that it forgets them all and starts again.
+MAX_POOL_KEYS = 512
+
+# A path and query that requests and urllib3 send as they are: RFC 3986
+# unreserved characters and sub-delims, ":", "@", "/", "?", and escapes in
+# upper case (both libraries upper-case the hex digits) ...
+_WIRE_PATH = re.compile(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-F]{2})*").fullmatch
+# ... except escapes of unreserved characters, which requests decodes.
+_UNRESERVED_ESCAPE = re.compile(r"%(?:3[0-9]|[46][1-9A-F]|[57][0-9A]|2[DE]|5F|7E)").search
+# "." and ".." segments, which requests removes.
+_DOT_SEGMENT = re.compile(r"/\.\.?(?:/|$)").search
+# Host names requests leaves as they are (lower-case ASCII, not starting
+# with "." or "*"), and IPv6 literals.
+_WIRE_HOST = re.compile(r"[a-z0-9_-][a-z0-9._-]*|[0-9a-f:.]*:[0-9a-f:.]*").fullmatch
+
+
+class Transport:
+    """Sends GETs through one session's guarded connection pools.
+
+    Thread-safe, as the session's pools are. ``session`` is the
+    ``requests.Session`` that owns the pools; its ``verify`` and ``cert``
+    are read on every request, its headers once, here.
+    """
+
+    def __init__(self, user_agent: str, per_host: int, guard: AddressGuard, timeout: float) -> None:
+        self.session = new_session(user_agent, per_host, guard)
+        self._adapter: HTTPAdapter = self.session.get_adapter("http://")
+        self._headers = dict(self.session.headers)
+        self._timeout = (timeout, timeout)
+        self._pool_timeout = urllib3.Timeout(connect=timeout, read=timeout)
+        self._pool_keys: dict[tuple, tuple[tuple, dict[str, object]]] = {}
+
+    def get(self, url: str) -> urllib3.BaseHTTPResponse:
+        """GET ``url`` (absolute http(s), no fragment); the response's body is unread.
+
+        Read the body from the response (``read1``), then ``close`` it and
+        ``release_conn`` it. Raises what requests or urllib3 raise for
+        network failures, and ``BlockedAddress``.
+        """
+        target = wire_target(url)
+        if target is None:
+            return self._prepared_get(url)
+        pool = self._pool(url)
+        # The arguments requests' HTTPAdapter.send passes for a GET.
+        return pool.urlopen("GET", target, body=None, headers=self._headers, redirect=False,
+                            assert_same_host=False, preload_content=False, decode_content=False,
+                            retries=self._adapter.max_retries, timeout=self._pool_timeout,
+                            chunked=False)
+
+    def close(self) -> None:
+        """Close pooled connections. The Transport must not be used afterwards."""
+        self.session.close()
+
+    def __enter__(self) -> Transport:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _prepared_get(self, url: str) -> urllib3.BaseHTTPResponse:
+        """GET ``url`` as prepared by requests (IDNA host, re-quoted path,
+        credentials from the URL, the session's headers), sent by the
+        adapter with the settings ``Session.get`` would give it. Not by
+        ``Session.send``: even with redirects off, that reads a redirect's
+        whole body (to look for the next request), however large."""
+        session = self.session
+        request = session.prepare_request(requests.Request("GET", url))
+        response = self._adapter.send(request, stream=True, timeout=self._timeout,
+                                      verify=session.verify, cert=session.cert,
+                                      proxies=session.proxies)
+        return response.raw
+
+    def _pool(self, url: str) -> urllib3.connectionpool.HTTPConnectionPool:
+        """The pool ``Session.get`` would use for this URL, configured the way it would be."""
+        verify, cert = self.session.verify, self.session.cert
+        scheme, host, port = url_authority(url)
+        key, context = self._pool_key((scheme, host, port, verify, cert))
+        # A copy: the pool manager consumes the context when it makes a pool.
+        pool = self._adapter.poolmanager.connection_from_pool_key(key, request_context=dict(context))
+        if scheme == "https":
+            self._adapter.cert_verify(pool, url, verify, cert)
+        return pool
+
+    def _pool_key(self, where: tuple) -> tuple[tuple, dict[str, object]]:
+        """The pool manager's key and pool settings for ``where`` = (scheme,
+        host, port, verify, cert), as its ``connection_from_host`` computes
+        them for the arguments requests' adapter passes.
+
+        Remembered, because computing a key costs several times the lookup
+        it serves; at most MAX_POOL_KEYS are kept.
+        """
+        known = self._pool_keys.get(where)
+        if known is None:
+            scheme, host, port, verify, cert = where
+            manager = self._adapter.poolmanager
+            context = {**manager.connection_pool_kw, **_tls_settings(verify, cert),
+                       "scheme": scheme, "host": host,
+                       "port": port if port is not None else port_by_scheme.get(scheme, 80)}
+            if len(self._pool_keys) >= MAX_POOL_KEYS:
+                self._pool_keys.clear()
+            known = self._pool_keys[where] = (manager.key_fn_by_scheme[scheme](context), context)
+        return known
+
+
+def wire_target(url: str) -> str | None:
+    """The request target (path and query) of an absolute http(s) URL without
+    fragment that is already in wire form, i.e. that requests would send
+    unchanged; None otherwise."""
+    parts = urlsplit(url)
+    if "@" in parts.netloc or not _WIRE_HOST(url_authority(url)[1]):
+        return None
+    path, query = parts.path or "/", parts.query
+    target = f"{path}?{query}" if query else path
+    if not _WIRE_PATH(target) or _DOT_SEGMENT(path):
+        return None
+    if "%" in target and _UNRESERVED_ESCAPE(target):
+        return None
+    return target
+
+
+def _tls_settings(verify: bool | str, cert: object) -> dict[str, object]:
+    """The connection pool settings requests derives from ``verify`` and ``cert``
+    (requests.adapters._urllib3_request_context); the same settings select
+    the same pool, so both ways of sending share connections."""
+    settings: dict[str, object] = {"cert_reqs": "CERT_NONE" if verify is False else "CERT_REQUIRED"}
+    if isinstance(verify, str):
+        settings["ca_cert_dir" if os.path.isdir(verify) else "ca_certs"] = verify
+    if isinstance(cert, tuple) and len(cert) == 2:
+        settings["cert_file"], settings["key_file"] = cert
+    elif cert is not None:
+        settings["cert_file"] = cert
+    return settings
 
 
 def new_session(user_agent: str, per_host: int, guard: AddressGuard) -> requests.Session:
-    """A session for one Fetcher: every connection it opens goes through ``guard``."""
+    """A session whose every connection goes through ``guard``."""
     session = requests.Session()
     # Without this, every request looks up proxy settings and .netrc in the
     # environment: about a third of requests' CPU time per GET, for nothing

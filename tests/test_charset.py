@@ -3,11 +3,12 @@ and sniff's binary test, which must pass every real page in every encoding."""
 import codecs
 import gzip
 import random
+import re
 
 import pytest
 
 from getpage.charset import codec_for_label, decode_html, header_charset
-from getpage.sniff import binary_bytes, binary_text
+from getpage.sniff import binary_bytes, binary_text, control_count
 
 CHINESE = "北京是中华人民共和国的首都，也是全国的政治、文化和国际交往中心。长城是中国古代的军事防御工程，绵延数千公里。"
 TRADITIONAL = "臺灣是位於東亞的島嶼，首都是臺北市。這裡的夜市文化非常有名，每年吸引許多觀光客前來品嚐小吃。"
@@ -190,3 +191,21 @@ def test_binary_data_is_recognised(name, body, content_type):
 def test_only_the_first_4_kib_is_examined():
     late_nul = b"<html><body>" + b"a" * 5000 + b"\x00" + b"</body></html>"
     assert not binary_bytes(late_nul, "text/html")
+
+
+def test_control_characters_are_counted_exactly():
+    """control_count counts on UTF-8 bytes; the count must be the one of the
+    text's characters, whatever the script (and lone surrogates too)."""
+    reference = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f]")
+    rng = random.Random(11)
+    ranges = [(0, 0x80), (0x80, 0x800), (0x800, 0xD800), (0xD800, 0xE000), (0x10000, 0x110000)]
+    for _ in range(3000):
+        text = "".join(chr(rng.randrange(*rng.choice(ranges))) for _ in range(rng.randrange(60)))
+        assert control_count(text) == len(reference.findall(text)), ascii(text)
+    assert control_count("\t\n\x0c\r é 北 \x80\x9f") == 0  # C1 controls are not counted, as before
+    assert control_count("\x00\x1b\x7f\x0b") == 4
+
+
+def test_the_control_share_limit_is_8_percent():
+    assert not binary_text("\x01" * 8 + "a" * 92)
+    assert binary_text("\x01" * 9 + "a" * 91)

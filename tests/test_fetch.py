@@ -1,9 +1,11 @@
 """Fetcher.fetch against real servers on 127.0.0.1: what comes back, and what
 the server saw (which requests, which headers, how much it managed to send).
 
-Hostile servers (retries, bombs, garbage, bodies cut off) and the address
+Hostile servers (retries, bombs, garbage, bodies cut off), the address
 rule (made-up host names mapped by a resolver stub onto 127.0.0.1, called
-"public", and 127.0.0.2, called "private") have their own sections."""
+"public", and 127.0.0.2, called "private") and the request on the wire
+(the same bytes requests would send, by either way of sending) have their
+own sections."""
 import gzip
 import random
 import shutil
@@ -16,7 +18,10 @@ import time
 import tracemalloc
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from urllib.parse import urlsplit
+
 import pytest
+import requests
 from faultsite import gzip_bomb
 from getpage_stub import StubServer, local_config, page, redirect, send
 
@@ -28,6 +33,8 @@ from getpage import (
     address_categories,
     address_category,
 )
+from getpage.addresses import AddressGuard
+from getpage.transport import MAX_POOL_KEYS, Transport, wire_target
 
 UA = "BfsBot/0.1 (+http://example.org/bot)"
 HTML = "<!DOCTYPE html><html><head><title>Tëst</title></head><body><p>北京 ✓</p></body></html>"
@@ -58,16 +65,17 @@ def make_fetcher(**settings):
 class Streamer:
     """Streams ``total`` bytes in 64 KiB writes and counts how many got out."""
 
-    def __init__(self, total, headers, encoded_chunks=None):
+    def __init__(self, total, headers, encoded_chunks=None, status=200):
         self.total = total
         self.headers = headers
         self.encoded_chunks = encoded_chunks
+        self.status = status
         self.written = 0
         self.finished = threading.Event()
 
     def __call__(self, handler):
         chunks = self.encoded_chunks or self._plain_chunks()
-        handler.send_response(200)
+        handler.send_response(self.status)
         for name, value in self.headers.items():
             handler.send_header(name, value)
         handler.end_headers()
@@ -866,6 +874,8 @@ def tls_server(certificate):
     context.sni_callback = lambda sock, name, ctx: names_seen.append(name)
 
     class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive: a reused connection needs no new handshake
+
         def do_GET(self):
             send(self, 200, HTML.encode(), {"Content-Type": "text/html"})
 
@@ -881,15 +891,162 @@ def tls_server(certificate):
     httpd.server_close()
 
 
+@pytest.mark.parametrize("path", ["/", "/café"])  # sent straight to the pool, and prepared by requests
 @pytest.mark.parametrize("host, ok", [("site.test", True), ("wrong.test", False)])
-def test_tls_checks_the_host_name_while_connecting_to_the_checked_address(tls_server, host, ok):
+def test_tls_checks_the_host_name_while_connecting_to_the_checked_address(tls_server, host, ok, path):
     port, names_seen, cert = tls_server
     names = Names(**{"wrong.test": [PUBLIC_IP]})
     with public_fetcher(names, obey_robots=False) as fetcher:
         fetcher._session.verify = str(cert)  # trust the test's own CA; no other way in
-        result = fetcher.fetch(f"https://{host}:{port}/")
+        result = fetcher.fetch(f"https://{host}:{port}{path}")
     assert names_seen == [host]
     if ok:
         assert result.ok and result.text == HTML
     else:
         assert result.error == "connection: TLS failure"
+
+
+def test_tls_connections_are_shared_by_both_ways_of_sending(tls_server):
+    port, names_seen, cert = tls_server
+    with public_fetcher(Names(), obey_robots=False) as fetcher:
+        fetcher._session.verify = str(cert)
+        results = [fetcher.fetch(f"https://site.test:{port}{path}") for path in ("/", "/café", "/")]
+    assert [result.text for result in results] == [HTML] * 3
+    assert names_seen == ["site.test"]  # one handshake: one kept-alive connection
+
+
+# -- the request on the wire: what requests would send ----------------------------
+#
+# A URL already in wire form goes straight to the session's connection pool;
+# any other is prepared by requests first. Either way the server must get
+# the request Session.get would have sent.
+
+WIRE_CASES = [  # (path, sent without requests' preparation)
+    ("/plain/page.html", True),
+    ("/q?a=1&b=two", True),
+    ("/sub-delims!$&'()*+,;=:@~", True),
+    ("/escaped%2Fslash%C3%A9", True),
+    ("/.well-known/x", True),
+    ("/empty-query?", True),
+    ("/lower-case%2fescape", False),
+    ("/unreserved%7Eescape%41", False),
+    ("/space here", False),
+    ("/café?q=北京", False),
+    ("/a/./b/../c", False),
+    ("/brackets[1]|pipe", False),
+    ("/bad%zzescape", False),
+    ("/100%", False),
+]
+
+
+@pytest.mark.parametrize("path, direct", WIRE_CASES)
+def test_the_server_receives_exactly_what_requests_would_send(server, path, direct):
+    url = f"http://Site.TEST:{server.port}{path}"
+    assert (wire_target(url) is not None) is direct
+    with public_fetcher(Names(), obey_robots=False) as fetcher:
+        fetcher.fetch(url)
+        fetcher._session.get(url, allow_redirects=False).close()
+    ours, theirs = server.received
+    assert ours.path == theirs.path
+    assert list(ours.headers.items()) == list(theirs.headers.items())
+
+
+def test_credentials_in_a_url_are_sent_as_requests_sends_them(server):
+    url = f"http://user:p%40ss@site.test:{server.port}/private"
+    assert wire_target(url) is None
+    with public_fetcher(Names(), obey_robots=False) as fetcher:
+        fetcher.fetch(url)
+        fetcher._session.get(url, allow_redirects=False).close()
+    ours, theirs = server.received
+    assert ours.headers == theirs.headers
+    assert ours.headers["authorization"] == "Basic dXNlcjpwQHNz"  # user:p@ss
+
+
+def test_a_url_in_wire_form_is_one_requests_would_not_change():
+    """Property over random URLs: whenever ``wire_target`` sends a URL as it
+    is, requests' own preparation gives the same target, host and port, and
+    adds no credentials."""
+    rng = random.Random(5)
+    pieces = [*"aZ09-._~!$&'()*+,;=:@/?%", "%41", "%2f", "%2F", "%7E", "%C3%A9", "%zz", " ", "é",
+              "/./", "/../", "/.", "[", "]", "|", "\\", '"', "{", "^"]
+    hosts = ["example.org", "EXAMPLE.org", "ex_am-ple.org", "127.0.0.1", "[::1]", "xn--caf-dma.fr",
+             "café.fr", "u:p@example.org", ".example.org", "example.org:8080", "example.org:80"]
+    direct = 0
+    for _ in range(5000):
+        path = "/" + "".join(rng.choice(pieces) for _ in range(rng.randint(0, 10)))
+        url = f"http://{rng.choice(hosts)}{path}"
+        parts = urlsplit(url)
+        target = wire_target(url)
+        if target is None:
+            continue
+        direct += 1
+        prepared = requests.Request("GET", url).prepare()
+        sent = urlsplit(prepared.url)
+        assert (prepared.path_url, sent.hostname, sent.port) == (target, parts.hostname, parts.port), url
+        assert "Authorization" not in prepared.headers, url
+    assert direct > 500  # the property held for many URLs, not for a handful
+
+
+def test_both_ways_of_sending_share_one_kept_alive_connection(server, fetcher):
+    for path in ("/a", "/caf%C3%A9", "/b"):
+        server.routes[path] = page(HTML)
+    for path in ("/a", "/café", "/b"):
+        assert fetcher.fetch(server.url(path)).ok
+    assert server.paths() == ["/robots.txt", "/a", "/caf%C3%A9", "/b"]
+    assert len({request.client_port for request in server.received}) == 1
+
+
+def test_remembered_connection_pool_keys_stay_bounded():
+    with Transport(UA, 1, AddressGuard(frozenset({"public"})), 3) as transport:
+        for n in range(MAX_POOL_KEYS + 100):
+            transport._pool(f"http://host{n}.test/")  # a pool is made, nothing is sent
+        assert 0 < len(transport._pool_keys) <= MAX_POOL_KEYS
+
+
+@pytest.mark.parametrize("path, received", [("/a", "/a"), ("/à", "/%C3%A0")])
+def test_a_large_redirect_body_is_not_read(server, fetcher, path, received):
+    streamer = Streamer(BIG, {"Location": "/d", "Content-Type": "text/html",
+                              "Content-Length": str(BIG)}, status=302)
+    server.routes[received] = streamer
+    server.routes["/d"] = page(HTML)
+    result = fetcher.fetch(server.url(path))
+    assert (result.ok, result.final_url, result.text) == (True, server.url("/d"), HTML)
+    assert streamer.finished.wait(5)
+    assert streamer.written < 16 * 1024 * 1024, streamer.written
+
+
+@pytest.fixture
+def full_backlog():
+    """A port on 127.0.0.1 whose listen queue is full: Linux drops further
+    connection attempts, so connecting to it times out."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port = listener.getsockname()[1]
+    queued = []
+    for _ in range(3):
+        client = socket.socket()
+        client.setblocking(False)
+        client.connect_ex(("127.0.0.1", port))
+        queued.append(client)
+    with socket.socket() as probe:
+        probe.settimeout(0.3)
+        try:
+            probe.connect(("127.0.0.1", port))
+        except TimeoutError:
+            pass
+        else:
+            pytest.skip("this kernel accepts connections past a full listen queue")
+    yield port
+    for sock in [*queued, listener]:
+        sock.close()
+
+
+@pytest.mark.parametrize("path", ["/page", "/pàge"])
+def test_connect_timeout_is_an_error_value(full_backlog, path):
+    with make_fetcher(timeout=0.5, obey_robots=False) as fetcher:
+        started = time.monotonic()
+        result = fetcher.fetch(f"http://127.0.0.1:{full_backlog}{path}")
+        took = time.monotonic() - started
+    assert (result.error, result.status) == ("timeout: connect 0.5s", 0)
+    assert took < 1.5, took
