@@ -96,5 +96,9 @@ def test_serve_demo_serves_the_site_until_interrupted():
             assert b"Disallow: /private/" in answer.read()
     finally:
         proc.send_signal(signal.SIGINT)
-        proc.communicate(timeout=10)
+        try:
+            proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()   # never leave a server behind, even when the test fails
+            proc.communicate()
     assert proc.returncode == 0
