@@ -14,7 +14,8 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
+from queue import Empty, SimpleQueue
 from dataclasses import dataclass, replace
 
 from controller.config import CrawlConfig
@@ -96,6 +97,8 @@ class Crawl:
             save_settings(config)
         self._started = 0.0
         self.parsers: DigestPool | None = None
+        self._in_flight: dict[Future, tuple[QueuedUrl, Visit | None]] = {}   # fetching or digesting
+        self._done: SimpleQueue[Future] = SimpleQueue()                       # futures that finished
 
     # -- the loop ---------------------------------------------------------
     def run(self) -> dict:
@@ -107,22 +110,27 @@ class Crawl:
             self._enqueue(self.config.seeds, level=0, parent_id=None)
         self.parsers = DigestPool(self.digester, self.config.processes) if self.config.processes else None
         with ThreadPoolExecutor(self.config.workers, thread_name_prefix="getpage") as fetchers:
-            in_flight: dict[Future, tuple[QueuedUrl, Visit | None]] = {}
             while True:
-                for item in self._next_batch(in_flight):
-                    in_flight[fetchers.submit(self._visit, item)] = (item, None)
-                if not in_flight:
+                for item in self._next_batch(self._in_flight):
+                    self._track(fetchers.submit(self._visit, item), item)
+                if not self._in_flight:
                     break
-                done, _ = wait(in_flight, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
                 self._report_progress()
-                for future in done:
-                    item, visit = in_flight.pop(future)
+                for future in _finished(self._done, POLL_SECONDS):
+                    item, visit = self._in_flight.pop(future)
                     visit = self._collect(future, visit)
                     if visit.needs_digest:
-                        in_flight[self.parsers.submit(self._job(item, visit))] = (item, visit)
+                        self._track(self.parsers.submit(self._job(item, visit)), item, visit)
                     else:
                         self._record(item, visit)
         return self._finish()
+
+    def _track(self, future: Future, item: QueuedUrl, visit: Visit | None = None) -> None:
+        """Remember what a future stands for; it reports itself on the done-queue.
+        (One queue instead of wait() over every future: wait() locks each of
+        them on every turn of the loop, and the lock traffic cost real CPU.)"""
+        self._in_flight[future] = (item, visit)
+        future.add_done_callback(self._done.put)
 
     def request_stop(self, reason: str) -> None:
         """Stop handing out URLs; in-flight fetches finish and are recorded."""
@@ -131,7 +139,7 @@ class Crawl:
     # -- steps of the loop ------------------------------------------------
     def _next_batch(self, in_flight: dict) -> list[QueuedUrl]:
         limits = self.config
-        fetching = sum(1 for _, visit in in_flight.values() if visit is None)
+        fetching = sum(1 for _, visit in in_flight.values() if visit is None)   # <= 4 x workers
         if len(in_flight) >= MAX_IN_FLIGHT_PER_WORKER * limits.workers:
             return []   # parsers are behind: bodies would pile up in memory
         if limits.max_seconds and time.monotonic() - self._started >= limits.max_seconds:
@@ -279,6 +287,19 @@ class Crawl:
         if self.parsers:
             self.parsers.close()
         return stats
+
+
+def _finished(done: SimpleQueue, timeout: float) -> list[Future]:
+    """Futures that finished: wait up to ``timeout`` for one, then take all there are."""
+    try:
+        futures = [done.get(timeout=timeout)]
+    except Empty:
+        return []
+    while True:
+        try:
+            futures.append(done.get_nowait())
+        except Empty:
+            return futures
 
 
 def _fetch_config(config: CrawlConfig) -> FetchConfig:
