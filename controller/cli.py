@@ -6,7 +6,6 @@ how to fix it, with exit status 2 and no traceback.
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import sys
@@ -16,7 +15,7 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from controller.config import DEFAULT_USER_AGENT, VERSION, CrawlConfig
+from controller.config import DEFAULT_USER_AGENT, VERSION, CrawlConfig, default_processes
 from controller.crawl import Crawl
 from controller.resume import MUST_MATCH, SETTINGS_FILE, STATE_DIR
 from controller.progress import Progress
@@ -52,8 +51,8 @@ def crawl_options(func):
                      help="Stop handing out URLs after this many seconds; 0 = no limit."),
         click.option("--workers", type=click.IntRange(min=1, max=256), default=8, show_default=True,
                      help="Fetching threads."),
-        click.option("--processes", type=click.IntRange(min=0, max=64), default=os.cpu_count() or 1,
-                     show_default="number of cores",
+        click.option("--processes", type=click.IntRange(min=0, max=64), default=default_processes(),
+                     show_default="cores - 1, at least 1",
                      help="Parser processes (parse, filter links, save); 0 = parse in the fetch threads."),
         click.option("--per-host", type=click.IntRange(min=1), default=1, show_default=True,
                      help="Requests in flight to one host at most."),

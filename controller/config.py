@@ -11,6 +11,13 @@ ABOUT_URL = "https://pypi.org/project/bfs-crawler/"
 DEFAULT_USER_AGENT = f"{PRODUCT}/{VERSION} (+{ABOUT_URL})"
 
 
+def default_processes() -> int:
+    """One parser process per core but one: the Controller process (fetch threads,
+    frontier, seen-set, files) keeps a core busy itself. Measured on 2 cores:
+    1 parser process beat 2 in both pages/s and CPU per page."""
+    return max(1, (os.cpu_count() or 1) - 1)
+
+
 @dataclass(frozen=True)
 class CrawlConfig:
     seeds: tuple[str, ...]            # normalized http(s) URLs, level 0
@@ -19,7 +26,7 @@ class CrawlConfig:
     max_pages: int = 1000             # URLs fetched at most; 0 = no limit
     max_seconds: float = 0            # wall-clock budget; 0 = no limit
     workers: int = 8                  # fetching threads
-    processes: int = field(default_factory=lambda: os.cpu_count() or 1)  # parser processes; 0 = parse in the fetch threads
+    processes: int = field(default_factory=lambda: default_processes())  # parser processes; 0 = parse in the fetch threads
     per_host: int = 1                 # requests in flight per host
     delay: float = 1.0                # seconds between two requests to one host
     timeout: float = 10.0             # seconds per request (connect and whole body)
