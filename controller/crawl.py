@@ -109,21 +109,29 @@ class Crawl:
             self.trace.start(self.config.seeds)
             self._enqueue(self.config.seeds, level=0, parent_id=None)
         self.parsers = DigestPool(self.digester, self.config.processes) if self.config.processes else None
-        with ThreadPoolExecutor(self.config.workers, thread_name_prefix="getpage") as fetchers:
-            while True:
-                for item in self._next_batch(self._in_flight):
-                    self._track(fetchers.submit(self._visit, item), item)
-                if not self._in_flight:
-                    break
-                self._report_progress()
-                for future in _finished(self._done, POLL_SECONDS):
-                    item, visit = self._in_flight.pop(future)
-                    visit = self._collect(future, visit)
-                    if visit.needs_digest:
-                        self._track(self.parsers.submit(self._job(item, visit)), item, visit)
-                    else:
-                        self._record(item, visit)
+        try:
+            with ThreadPoolExecutor(self.config.workers, thread_name_prefix="getpage") as fetchers:
+                self._loop(fetchers)
+        finally:
+            if self.parsers:   # also when the loop raises (a second Ctrl-C): no worker outlives us
+                self.parsers.close()
         return self._finish()
+
+    def _loop(self, fetchers: ThreadPoolExecutor) -> None:
+        """The paper's flow chart: hand out URLs, fetch, digest, record, until done."""
+        while True:
+            for item in self._next_batch(self._in_flight):
+                self._track(fetchers.submit(self._visit, item), item)
+            if not self._in_flight:
+                return
+            self._report_progress()
+            for future in _finished(self._done, POLL_SECONDS):
+                item, visit = self._in_flight.pop(future)
+                visit = self._collect(future, visit)
+                if visit.needs_digest:
+                    self._track(self.parsers.submit(self._job(item, visit)), item, visit)
+                else:
+                    self._record(item, visit)
 
     def _track(self, future: Future, item: QueuedUrl, visit: Visit | None = None) -> None:
         """Remember what a future stands for; it reports itself on the done-queue.
@@ -284,8 +292,6 @@ class Crawl:
         self.trace.close()
         self.journal.close()
         self.fetcher.close()
-        if self.parsers:
-            self.parsers.close()
         return stats
 
 
