@@ -154,11 +154,7 @@ def main(pages, rounds, peers, ours_args, ours_commit, scaling_sizes, quick, lab
     """
     if quick:
         pages, peers = 300, "ours,wget"
-    peer_names = tuple(p.strip() for p in peers.split(",") if p.strip())
-    for p in peer_names:
-        if p not in peer_registry.PEER_NAMES:
-            raise click.BadParameter(f"unknown peer {p!r}; choose from {', '.join(peer_registry.PEER_NAMES)}",
-                                     param_hint="--peers")
+    peer_names = _peer_names(peers)
     sizes = _sizes(scaling_sizes)
     settings = Settings(pages=pages, rounds=rounds or (1 if (quick or sizes) else 3),
                         peers=("ours",) if sizes else peer_names, ours_args=ours_args,
@@ -175,19 +171,7 @@ def main(pages, rounds, peers, ours_args, ours_commit, scaling_sizes, quick, lab
     clock = time.perf_counter()
     progress = lambda line: click.echo(line, err=True)   # noqa: E731
     try:
-        if sizes:
-            truths, records = scaling(settings, sizes, work, source, progress)
-            levels = {n: list(t.levels) for n, t in truths.items()}
-            text = scaling_table(records)
-            growth = rss_growth_per_page(records)
-            text += "\n\nRSS growth (least squares over sizes): " + ("—" if growth is None else f"{growth:.0f} bytes/page")
-            summary = []
-        else:
-            truth, records = compare(settings, work, source, progress)
-            levels = list(truth.levels)
-            summaries = summarize(records, truth.levels)
-            text = compare_table(summaries)
-            summary = [asdict(s) for s in summaries]
+        records, levels, text, summary = _measure(settings, sizes, work, source, progress)
     except NginxError as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(text)
@@ -203,6 +187,28 @@ def main(pages, rounds, peers, ours_args, ours_commit, scaling_sizes, quick, lab
     if not all(r.exit_ok and not r.timed_out for r in records):
         click.echo("some runs failed (see the exit column and --work/runs/*/logs)", err=True)
         sys.exit(1)
+
+
+def _peer_names(peers: str) -> tuple[str, ...]:
+    names = tuple(p.strip() for p in peers.split(",") if p.strip())
+    for name in names:
+        if name not in peer_registry.PEER_NAMES:
+            raise click.BadParameter(f"unknown peer {name!r}; choose from {', '.join(peer_registry.PEER_NAMES)}",
+                                     param_hint="--peers")
+    return names
+
+
+def _measure(settings: Settings, sizes: list[int], work: Path, source, progress):
+    """Run the comparison (or the scaling run): records, site levels, table text, summaries."""
+    if sizes:
+        truths, records = scaling(settings, sizes, work, source, progress)
+        growth = rss_growth_per_page(records)
+        text = scaling_table(records) + "\n\nRSS growth (least squares over sizes): " + (
+            "—" if growth is None else f"{growth:.0f} bytes/page")
+        return records, {n: list(t.levels) for n, t in truths.items()}, text, []
+    truth, records = compare(settings, work, source, progress)
+    summaries = summarize(records, truth.levels)
+    return records, list(truth.levels), compare_table(summaries), [asdict(s) for s in summaries]
 
 
 def _store(result: dict, name: str | None, results_dir: Path, results_md: Path, started: datetime) -> None:

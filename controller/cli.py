@@ -40,69 +40,85 @@ def cli() -> None:
     """
 
 
+# How much to crawl.
+LIMIT_OPTIONS = [
+    click.option("--max-depth", type=click.IntRange(min=0), default=3, show_default=True,
+                 help="Deepest level to fetch (seeds are level 0); 0 = no limit."),
+    click.option("--max-pages", type=click.IntRange(min=0), default=1000, show_default=True,
+                 help="Fetch at most this many URLs; 0 = no limit."),
+    click.option("--max-seconds", type=click.FloatRange(min=0), default=0, show_default=True,
+                 help="Stop handing out URLs after this many seconds; 0 = no limit."),
+]
+
+# How to fetch: parallelism, politeness, per-request caps, identity.
+FETCH_OPTIONS = [
+    click.option("--workers", type=click.IntRange(min=1, max=256), default=8, show_default=True,
+                 help="Fetching threads."),
+    click.option("--processes", type=click.IntRange(min=0, max=64), default=default_processes(),
+                 show_default="cores - 1, at least 1",
+                 help="Parser processes (parse, filter links, save); 0 = parse in the fetch threads."),
+    click.option("--per-host", type=click.IntRange(min=1), default=1, show_default=True,
+                 help="Requests in flight to one host at most."),
+    click.option("--delay", type=click.FloatRange(min=0), default=1.0, show_default=True,
+                 help="Seconds between two requests to one host (robots Crawl-delay wins if larger)."),
+    click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
+                 help="Seconds allowed per request, connect and whole body."),
+    click.option("--max-bytes", type=click.IntRange(min=1), default=10_000_000, show_default=True,
+                 help="Largest page body kept, in bytes (after decompression)."),
+    click.option("--max-redirects", type=click.IntRange(min=0), default=10, show_default=True),
+    click.option("--user-agent", default=DEFAULT_USER_AGENT, show_default=True,
+                 help="User-Agent header; robots.txt groups match its product token."),
+    click.option("--ignore-robots", is_flag=True, help="Do not read or obey robots.txt."),
+    click.option("--retries", type=click.IntRange(min=0), default=2, show_default=True,
+                 help="Extra attempts after connection errors, timeouts, 429 and 5xx."),
+    click.option("--allow-private", is_flag=True,
+                 help="Follow links to private, loopback and link-local addresses even from public seeds."),
+]
+
+# Which links to follow: scope, patterns and spider-trap limits.
+SCOPE_OPTIONS = [
+    click.option("--scope", type=click.Choice(["host", "domain", "any"]), default="host",
+                 show_default=True, help="Follow links on the seeds' hosts, their domains, or anywhere."),
+    click.option("--include", multiple=True, metavar="REGEX",
+                 help="Only follow URLs matching REGEX (repeatable)."),
+    click.option("--exclude", multiple=True, metavar="REGEX",
+                 help="Never follow URLs matching REGEX (repeatable)."),
+    click.option("--max-url-length", type=click.IntRange(min=0), default=2048, show_default=True,
+                 help="Skip longer URLs (spider traps); 0 = no limit."),
+    click.option("--max-path-repeats", type=click.IntRange(min=0), default=2, show_default=True,
+                 help="Skip URLs whose path repeats a run of segments back to back more often "
+                      "(/a/b/a/b/a/b); 0 = no limit."),
+    click.option("--max-pages-per-host", type=click.IntRange(min=0), default=0, show_default=True,
+                 help="Queue at most this many URLs per host; 0 = no limit."),
+    click.option("--max-query-variants", type=click.IntRange(min=0), default=100, show_default=True,
+                 help="Queue at most this many query strings per path (calendars, search); 0 = no limit."),
+    click.option("--fold-www", is_flag=True, help="Treat www.host and host as the same host."),
+    click.option("--drop-query", is_flag=True, help="Drop query strings from URLs."),
+]
+
+# URL-seen algorithm, page reader, output.
+PARSE_OPTIONS = [
+    click.option("--dedup", type=click.Choice(sorted(SEEN_ALGORITHMS)), default="stringhash",
+                 show_default=True, help="URL-seen algorithm."),
+    click.option("--seen-cache", type=click.IntRange(min=0), default=16_384, show_default=True,
+                 help="Recently seen URLs answered before the --dedup structure (exact; "
+                      "saves hashing repeated links); 0 = every link goes to the structure."),
+    click.option("--bloom-capacity", type=click.IntRange(min=1), default=1_000_000, show_default=True,
+                 help="Expected number of URLs, for --dedup bloom."),
+    click.option("--bloom-error", type=click.FloatRange(min=0, max=1, min_open=True, max_open=True),
+                 default=1e-3, show_default=True, help="Target false-positive rate, for --dedup bloom."),
+    click.option("--extractor", type=click.Choice(sorted(EXTRACTORS)), default="lxml",
+                 show_default=True,
+                 help="Page reader: lxml (fast; same text and links as bs4), bs4 (the readable "
+                      "BeautifulSoup reference), regex (the design paper's regex links, bs4 text)."),
+    click.option("--quiet", "-q", is_flag=True, help="No progress lines, only the summary."),
+]
+
+
 def crawl_options(func):
-    """The options shared by `crawl` and `demo`, each with its unit and default."""
-    options = [
-        click.option("--max-depth", type=click.IntRange(min=0), default=3, show_default=True,
-                     help="Deepest level to fetch (seeds are level 0); 0 = no limit."),
-        click.option("--max-pages", type=click.IntRange(min=0), default=1000, show_default=True,
-                     help="Fetch at most this many URLs; 0 = no limit."),
-        click.option("--max-seconds", type=click.FloatRange(min=0), default=0, show_default=True,
-                     help="Stop handing out URLs after this many seconds; 0 = no limit."),
-        click.option("--workers", type=click.IntRange(min=1, max=256), default=8, show_default=True,
-                     help="Fetching threads."),
-        click.option("--processes", type=click.IntRange(min=0, max=64), default=default_processes(),
-                     show_default="cores - 1, at least 1",
-                     help="Parser processes (parse, filter links, save); 0 = parse in the fetch threads."),
-        click.option("--per-host", type=click.IntRange(min=1), default=1, show_default=True,
-                     help="Requests in flight to one host at most."),
-        click.option("--delay", type=click.FloatRange(min=0), default=1.0, show_default=True,
-                     help="Seconds between two requests to one host (robots Crawl-delay wins if larger)."),
-        click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
-                     help="Seconds allowed per request, connect and whole body."),
-        click.option("--max-bytes", type=click.IntRange(min=1), default=10_000_000, show_default=True,
-                     help="Largest page body kept, in bytes (after decompression)."),
-        click.option("--max-redirects", type=click.IntRange(min=0), default=10, show_default=True),
-        click.option("--user-agent", default=DEFAULT_USER_AGENT, show_default=True,
-                     help="User-Agent header; robots.txt groups match its product token."),
-        click.option("--ignore-robots", is_flag=True, help="Do not read or obey robots.txt."),
-        click.option("--scope", type=click.Choice(["host", "domain", "any"]), default="host",
-                     show_default=True, help="Follow links on the seeds' hosts, their domains, or anywhere."),
-        click.option("--include", multiple=True, metavar="REGEX",
-                     help="Only follow URLs matching REGEX (repeatable)."),
-        click.option("--exclude", multiple=True, metavar="REGEX",
-                     help="Never follow URLs matching REGEX (repeatable)."),
-        click.option("--max-url-length", type=click.IntRange(min=0), default=2048, show_default=True,
-                     help="Skip longer URLs (spider traps); 0 = no limit."),
-        click.option("--max-path-repeats", type=click.IntRange(min=0), default=2, show_default=True,
-                     help="Skip URLs whose path repeats a run of segments back to back more often "
-                          "(/a/b/a/b/a/b); 0 = no limit."),
-        click.option("--max-pages-per-host", type=click.IntRange(min=0), default=0, show_default=True,
-                     help="Queue at most this many URLs per host; 0 = no limit."),
-        click.option("--max-query-variants", type=click.IntRange(min=0), default=100, show_default=True,
-                     help="Queue at most this many query strings per path (calendars, search); 0 = no limit."),
-        click.option("--retries", type=click.IntRange(min=0), default=2, show_default=True,
-                     help="Extra attempts after connection errors, timeouts, 429 and 5xx."),
-        click.option("--allow-private", is_flag=True,
-                     help="Follow links to private, loopback and link-local addresses even from public seeds."),
-        click.option("--dedup", type=click.Choice(sorted(SEEN_ALGORITHMS)), default="stringhash",
-                     show_default=True, help="URL-seen algorithm."),
-        click.option("--seen-cache", type=click.IntRange(min=0), default=16_384, show_default=True,
-                     help="Recently seen URLs answered before the --dedup structure (exact; "
-                          "saves hashing repeated links); 0 = every link goes to the structure."),
-        click.option("--bloom-capacity", type=click.IntRange(min=1), default=1_000_000, show_default=True,
-                     help="Expected number of URLs, for --dedup bloom."),
-        click.option("--bloom-error", type=click.FloatRange(min=0, max=1, min_open=True, max_open=True),
-                     default=1e-3, show_default=True, help="Target false-positive rate, for --dedup bloom."),
-        click.option("--extractor", type=click.Choice(sorted(EXTRACTORS)), default="lxml",
-                     show_default=True,
-                     help="Page reader: lxml (fast; same text and links as bs4), bs4 (the readable "
-                          "BeautifulSoup reference), regex (the design paper's regex links, bs4 text)."),
-        click.option("--fold-www", is_flag=True, help="Treat www.host and host as the same host."),
-        click.option("--drop-query", is_flag=True, help="Drop query strings from URLs."),
-        click.option("--quiet", "-q", is_flag=True, help="No progress lines, only the summary."),
-    ]
-    for option in reversed(options):
+    """The options of `crawl`, each with its unit and default (`--help` lists
+    them in this order)."""
+    for option in reversed(LIMIT_OPTIONS + FETCH_OPTIONS + SCOPE_OPTIONS + PARSE_OPTIONS):
         func = option(func)
     return func
 

@@ -53,7 +53,3 @@ class CrawlConfig:
     max_retry_after: float = 30.0     # seconds; a longer Retry-After gives up instead of waiting
     allow_private: bool = False       # follow links to private/loopback addresses even from public seeds
     progress: bool = True             # print level summaries to stderr while crawling
-
-    def limits(self) -> dict:
-        return {"max_depth": self.max_depth, "max_pages": self.max_pages,
-                "max_seconds": self.max_seconds}

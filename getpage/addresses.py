@@ -34,7 +34,7 @@ ADDRESS_CATEGORIES = ("public", "loopback", "private", "link-local", "multicast"
 # neither private nor global; it is internal to a provider's network, and
 # one cloud's metadata endpoint (100.100.100.200) lives in it.
 _SHARED_ADDRESS_SPACE = ipaddress.ip_network("100.64.0.0/10")
-_DEFAULT_PORTS = {"http": 80, "https": 443}
+DEFAULT_PORTS = {"http": 80, "https": 443}   # the one table; politeness and robots use it too
 
 Resolver = Callable[[str, int], list[str]]
 Classifier = Callable[[str], str]
@@ -108,7 +108,7 @@ def address_categories(urls: Iterable[str], resolve: Resolver = resolve_host,
     for url in urls:
         try:
             parts = urlsplit(url)
-            host, port = parts.hostname, parts.port or _DEFAULT_PORTS.get(parts.scheme.lower(), 0)
+            host, port = parts.hostname, parts.port or DEFAULT_PORTS.get(parts.scheme.lower(), 0)
         except ValueError:
             continue
         if not host:

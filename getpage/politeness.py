@@ -20,9 +20,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from .addresses import url_authority
+from .addresses import DEFAULT_PORTS, url_authority
 
-_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def host_key(url: str) -> str:
@@ -35,7 +34,7 @@ def host_key(url: str) -> str:
     scheme, host, port = url_authority(url)
     if not host:
         raise ValueError(f"no host in {url!r}")
-    return f"{host}:{port or _DEFAULT_PORTS.get(scheme, 0)}"
+    return f"{host}:{port or DEFAULT_PORTS.get(scheme, 0)}"
 
 
 @dataclass

@@ -32,14 +32,13 @@ from urllib.parse import urlsplit
 
 from protego import Protego
 
-from .addresses import url_authority
+from .addresses import DEFAULT_PORTS, url_authority
 
 # RFC 9309 §2.5: crawlers must parse at least the first 500 KiB.
 MAX_ROBOTS_BYTES = 500 * 1024
 # RFC 9309 §2.3.1.2: follow at least five consecutive redirects.
 MAX_ROBOTS_REDIRECTS = 5
 
-_DEFAULT_PORTS = {"http": 80, "https": 443}
 # RFC 9309 §2.2.1: a product token is letters, underscores and hyphens.
 _TOKEN = re.compile(r"[A-Za-z_-]+")
 # The user-agent line spellings protego accepts ("User-agent:", "useragent",
@@ -74,7 +73,7 @@ def origin_of(url: str) -> str:
         raise ValueError(f"no host in {url!r}")
     if ":" in host:  # IPv6 literal
         host = f"[{host}]"
-    if port is None or port == _DEFAULT_PORTS.get(scheme):
+    if port is None or port == DEFAULT_PORTS.get(scheme):
         return f"{scheme}://{host}"
     return f"{scheme}://{host}:{port}"
 

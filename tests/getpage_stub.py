@@ -119,3 +119,19 @@ class StubServer:
                 pass
 
         return Handler
+
+
+class FakeTime:
+    """A clock that only moves when someone sleeps: politeness waits and retry
+    backoffs cost no real time in tests."""
+
+    def __init__(self, now: float = 1000.0):
+        self.now = now
+        self.sleeps: list[float] = []
+
+    def clock(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds

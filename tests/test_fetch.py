@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 import pytest
 import requests
 from faultsite import gzip_bomb
-from getpage_stub import StubServer, local_config, page, redirect, send
+from getpage_stub import FakeTime, StubServer, local_config, page, redirect, send
 
 from getpage import (
     ADDRESS_CATEGORIES,
@@ -524,19 +524,6 @@ def codecs_bom_utf16(text):
 # -- retries --------------------------------------------------------------------
 
 
-class FakeTime:
-    """A clock that only moves when someone sleeps: retries wait for nothing."""
-
-    def __init__(self):
-        self.now = 1000.0
-        self.sleeps = []
-
-    def clock(self):
-        return self.now
-
-    def sleep(self, seconds):
-        self.sleeps.append(seconds)
-        self.now += seconds
 
 
 def failing(statuses, headers=None):

@@ -3,7 +3,7 @@ that record when requests arrive and how many are in flight at once."""
 import threading
 
 import pytest
-from getpage_stub import StubServer, local_config, page, send
+from getpage_stub import FakeTime, StubServer, local_config, page, send
 
 from getpage import Fetcher
 from getpage.politeness import PolitenessGate, host_key
@@ -15,23 +15,10 @@ UA = "BfsBot/0.1"
 LATENCY_SLACK = 0.01
 
 
-class FakeTime:
-    """A clock that only moves when someone sleeps."""
-
-    def __init__(self):
-        self.now = 100.0
-        self.sleeps = []
-
-    def clock(self):
-        return self.now
-
-    def sleep(self, seconds):
-        self.sleeps.append(seconds)
-        self.now += seconds
 
 
 def test_second_request_to_a_host_waits_the_delay():
-    time = FakeTime()
+    time = FakeTime(100.0)
     gate = PolitenessGate(1.5, 1, clock=time.clock, sleep=time.sleep)
     gate.acquire("a:80")
     gate.release("a:80")
@@ -42,7 +29,7 @@ def test_second_request_to_a_host_waits_the_delay():
 
 
 def test_no_wait_once_the_delay_has_passed():
-    time = FakeTime()
+    time = FakeTime(100.0)
     gate = PolitenessGate(1.0, 1, clock=time.clock, sleep=time.sleep)
     with gate.hold("a:80"):
         pass
@@ -53,7 +40,7 @@ def test_no_wait_once_the_delay_has_passed():
 
 
 def test_different_hosts_do_not_wait_for_each_other():
-    time = FakeTime()
+    time = FakeTime(100.0)
     gate = PolitenessGate(5.0, 1, clock=time.clock, sleep=time.sleep)
     for host in ("a:80", "b:80", "c:443"):
         gate.acquire(host)  # all held at once
@@ -61,7 +48,7 @@ def test_different_hosts_do_not_wait_for_each_other():
 
 
 def test_interval_can_be_raised_but_not_lowered():
-    time = FakeTime()
+    time = FakeTime(100.0)
     gate = PolitenessGate(1.0, 1, clock=time.clock, sleep=time.sleep)
     gate.raise_interval("a:80", 3.0)
     gate.raise_interval("a:80", 0.5)
@@ -79,7 +66,7 @@ def test_interval_can_be_raised_but_not_lowered():
 
 
 def test_per_host_limit_blocks_the_next_caller_until_a_release():
-    time = FakeTime()
+    time = FakeTime(100.0)
     gate = PolitenessGate(0.0, 2, clock=time.clock, sleep=time.sleep)
     gate.acquire("a:80")
     gate.acquire("a:80")
@@ -238,7 +225,7 @@ def test_a_held_host_does_not_block_another_host(server):
 
 
 def test_hold_off_delays_the_next_request_to_that_host_only():
-    time = FakeTime()
+    time = FakeTime(100.0)
     gate = PolitenessGate(0.0, 1, clock=time.clock, sleep=time.sleep)
     gate.hold_off("a:80", 5.0)
     with gate.hold("b:80"):
@@ -250,7 +237,7 @@ def test_hold_off_delays_the_next_request_to_that_host_only():
 
 
 def test_hold_off_only_ever_gets_longer():
-    time = FakeTime()
+    time = FakeTime(100.0)
     gate = PolitenessGate(0.0, 1, clock=time.clock, sleep=time.sleep)
     gate.hold_off("a:80", 5.0)
     gate.hold_off("a:80", 1.0)
@@ -259,7 +246,7 @@ def test_hold_off_only_ever_gets_longer():
 
 
 def test_hold_off_and_interval_the_later_wins():
-    time = FakeTime()
+    time = FakeTime(100.0)
     gate = PolitenessGate(3.0, 1, clock=time.clock, sleep=time.sleep)
     with gate.hold("a:80"):
         pass

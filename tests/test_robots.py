@@ -4,7 +4,7 @@ import socket
 import threading
 
 import pytest
-from getpage_stub import StubServer, local_config, page, redirect, send
+from getpage_stub import FakeTime, StubServer, local_config, page, redirect, send
 
 from getpage import FetchConfig, Fetcher
 from getpage.robots import (
@@ -349,19 +349,6 @@ def test_robots_ignored_when_not_obeyed(server):
 # -- retries and blocked hosts -------------------------------------------------
 
 
-class FakeTime:
-    """A clock that only moves when someone sleeps."""
-
-    def __init__(self):
-        self.now = 1000.0
-        self.sleeps = []
-
-    def clock(self):
-        return self.now
-
-    def sleep(self, seconds):
-        self.sleeps.append(seconds)
-        self.now += seconds
 
 
 def retrying(clock, **settings):

@@ -2,6 +2,4 @@
 from urllist.frontier import Frontier, MemoryFrontier
 from urllist.queued import QueuedUrl
 
-FRONTIERS = {"memory": MemoryFrontier}
-
-__all__ = ["Frontier", "MemoryFrontier", "QueuedUrl", "FRONTIERS"]
+__all__ = ["Frontier", "MemoryFrontier", "QueuedUrl"]

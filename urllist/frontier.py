@@ -64,10 +64,6 @@ class MemoryFrontier:
         """How many levels are completely processed."""
         return sum(1 for m in self._flags if m <= self._processed) if self._flags else 0
 
-    @property
-    def processed(self) -> int:
-        return self._processed
-
     def __len__(self) -> int:
         return len(self._queue)
 
