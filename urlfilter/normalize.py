@@ -11,15 +11,21 @@ links real pages are made of (plain relative paths, "../x", "./x", "/x", "?q",
 "#f", and absolute http(s) URLs with a plain host) and hands everything else to
 the reference.  Every link of a crawled page goes through here, so the fast
 path is where a crawl spends its URL_Filter time.
+
+Both can drop named parameters (``drop_params``, the CLI's ``--drop-param``,
+the R crawler's ignoreUrlParams) so that "?utm_source=x" or ";jsessionid=y"
+variants of a page dedup to one URL; ``check_drop_param`` validates a pattern.
 """
 from __future__ import annotations
 
+import fnmatch
 import functools
 import ipaddress
 import re
-from urllib.parse import urlsplit
+from collections.abc import Callable
+from urllib.parse import unquote, urlsplit
 
-__all__ = ["normalize", "normalize_reference"]
+__all__ = ["check_drop_param", "normalize", "normalize_reference"]
 
 _DEFAULT_PORTS = {"http": "80", "https": "443"}
 
@@ -229,8 +235,72 @@ def _normalize_authority(scheme: str, netloc: str, fold_www: bool) -> str | None
     return authority
 
 
+# -- dropping parameters (--drop-param) ---------------------------------------------------
+
+_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}").search
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]").search
+
+
+def check_drop_param(pattern: str) -> str:
+    """``pattern`` unchanged if it is usable as a --drop-param glob, else ValueError.
+
+    The message is one line saying what is wrong.  A pattern is a glob over
+    one parameter NAME (``*``, ``?``, ``[seq]``, ``[!seq]``; case-sensitive),
+    matched against the percent-decoded name, so it may not be empty, hold
+    '=' or '&' (that would be a value or a second parameter), hold a %XX
+    escape (write the decoded name), control characters, or surrounding
+    spaces (almost always a quoting slip).
+    """
+    if not pattern:
+        raise ValueError("empty --drop-param pattern: give a parameter name or a glob such as utm_*")
+    if "=" in pattern or "&" in pattern:
+        raise ValueError(f"--drop-param {pattern!r}: give a parameter name only (no '=' or '&'), "
+                         "e.g. utm_* or sessionid")
+    if _ESCAPE(pattern):
+        raise ValueError(f"--drop-param {pattern!r}: names are matched after percent-decoding; write the decoded name")
+    if _CONTROL(pattern):
+        raise ValueError(f"--drop-param {pattern!r}: control characters cannot be part of a parameter name")
+    if pattern != pattern.strip():
+        raise ValueError(f"--drop-param {pattern!r}: leading or trailing spaces (a quoting slip?)")
+    return pattern
+
+
+@functools.lru_cache(maxsize=16)
+def _param_matcher(patterns: tuple[str, ...]) -> Callable[[str], re.Match | None]:
+    """One compiled full-match test for all globs.  Cached: a crawl has one tuple."""
+    return re.compile("|".join(f"(?:{fnmatch.translate(pattern)})" for pattern in patterns)).match
+
+
+def _param_name(piece: str) -> str:
+    """The name of one "name=value" (or bare "name") piece, percent-decoded as a server reads it."""
+    name = piece.partition("=")[0]
+    return unquote(name) if "%" in name else name
+
+
+def _drop_query_params(query: str, matches: Callable[[str], re.Match | None]) -> str:
+    """The query without the '&'-separated pieces whose name matches; order kept."""
+    return "&".join([piece for piece in query.split("&") if not matches(_param_name(piece))])
+
+
+def _drop_path_params(path: str, matches: Callable[[str], re.Match | None]) -> str:
+    """The path without the ";name=value" pieces of any segment whose name matches.
+
+    Only pieces with '=' count as parameters: in a path, ';' is more often
+    plain data ("/d;p") than the key=value convention (";jsessionid=...").
+    """
+    segments = []
+    for segment in path.split("/"):
+        if ";" in segment:
+            first, *pieces = segment.split(";")
+            segment = ";".join([first] + [piece for piece in pieces
+                                          if "=" not in piece or not matches(_param_name(piece))])
+        segments.append(segment)
+    return "/".join(segments)
+
+
 def normalize_reference(url: str, base: str | None = None, *,
-                        fold_www: bool = False, drop_query: bool = False) -> str | None:
+                        fold_www: bool = False, drop_query: bool = False,
+                        drop_params: tuple[str, ...] = ()) -> str | None:
     """The canonical absolute http(s) form of ``url`` read on page ``base``, or None.
 
     Steps, in order:
@@ -256,6 +326,19 @@ def normalize_reference(url: str, base: str | None = None, *,
     8. Drop the fragment, an empty query ("?"), and with ``drop_query`` the
        whole query.  The query is otherwise kept as written (not sorted).
 
+    ``drop_params`` (a tuple of globs, see ``check_drop_param``) removes
+    parameters by name.  In the query, every '&'-separated piece whose name
+    (the text before its first '=', or the whole piece: "?sessionid" counts)
+    matches, after percent-decoding, one glob (``fnmatch.fnmatchcase``:
+    case-sensitive, as servers read names); the other pieces keep their order
+    and spelling, and a query left empty disappears with its '?'.  '+' is not
+    read as a space and ';' does not separate query parameters.  In the path,
+    every ";name=value" piece of a segment whose name matches (";jsessionid="
+    of Java servers); pieces without '=' stay.  Path pieces go between steps 6
+    and 7, so "..;jsessionid=1" becomes a dot segment, as servers that strip
+    path parameters read it.  With ``drop_query`` the query goes whole, the
+    path rule still applies.
+
     Returns None for anything that is not http(s) after resolution (mailto:,
     javascript:, data:, ftp: ...), for a relative or empty ``url`` without a
     usable ``base``, and for unparsable input.  Idempotent:
@@ -274,9 +357,16 @@ def normalize_reference(url: str, base: str | None = None, *,
         authority = _normalize_authority(scheme, netloc, fold_www)
         if authority is None:
             return None
-        path = remove_dot_segments(_normalize_escapes(path, _PATH_QUERY_CLEAN, _PATH_QUERY_FIX)) or "/"
+        path = _normalize_escapes(path, _PATH_QUERY_CLEAN, _PATH_QUERY_FIX)
+        if drop_params and ";" in path:
+            path = _drop_path_params(path, _param_matcher(drop_params))
+        path = remove_dot_segments(path) or "/"
         if query and not drop_query:
-            return f"{scheme}://{authority}{path}?{_normalize_escapes(query, _PATH_QUERY_CLEAN, _PATH_QUERY_FIX)}"
+            query = _normalize_escapes(query, _PATH_QUERY_CLEAN, _PATH_QUERY_FIX)
+            if drop_params:
+                query = _drop_query_params(query, _param_matcher(drop_params))
+            if query:
+                return f"{scheme}://{authority}{path}?{query}"
         return f"{scheme}://{authority}{path}"
     except (ValueError, UnicodeError):
         # urlsplit rejects broken brackets; lone surrogates cannot become UTF-8.
@@ -308,12 +398,16 @@ _PLAIN_LINK = re.compile(
 
 
 def normalize(url: str, base: str | None = None, *,
-              fold_www: bool = False, drop_query: bool = False) -> str | None:
+              fold_www: bool = False, drop_query: bool = False,
+              drop_params: tuple[str, ...] = ()) -> str | None:
     """The canonical absolute http(s) form of ``url`` read on page ``base``, or None.
 
     Same contract and same answers as ``normalize_reference`` (its docstring
-    lists the steps); faster on plain links.
+    lists the steps); faster on plain links.  ``drop_params`` must be hashable
+    (a tuple, as in the crawl's frozen config): its compiled form is cached.
     """
+    if drop_params:
+        return _normalize_dropping(url, base, fold_www, drop_query, drop_params)
     link = _PLAIN_LINK(url)
     if link is not None:
         scheme, netloc, absolute_path, rooted_path, dots, path, query = link.groups()
@@ -342,6 +436,26 @@ def normalize(url: str, base: str | None = None, *,
                 return f"{origin}{path}?{query}"
             return origin + path
     return normalize_reference(url, base, fold_www=fold_www, drop_query=drop_query)
+
+
+def _normalize_dropping(url: str, base: str | None, fold_www: bool, drop_query: bool,
+                        drop_params: tuple[str, ...]) -> str | None:
+    """``normalize`` with ``drop_params``: the URL without them, then its query filtered.
+
+    Equal to the reference because, with no ';' in the link or its base, the
+    path has no parameters to drop (an escaped ";" stays "%3B"), and the
+    query of a normalized URL is the normalized query the reference filters.
+    A ';' sends the link to the reference: dropping a path piece can make a
+    dot segment, so it must come before dot-segment removal.
+    """
+    if ";" in url or (base is not None and ";" in base):
+        return normalize_reference(url, base, fold_www=fold_www, drop_query=drop_query, drop_params=drop_params)
+    result = normalize(url, base, fold_www=fold_www, drop_query=drop_query)
+    if result is None or "?" not in result:
+        return result
+    head, _, query = result.partition("?")
+    query = _drop_query_params(query, _param_matcher(drop_params))
+    return f"{head}?{query}" if query else head
 
 
 def _normalize_plain_absolute(scheme: str, netloc: str, path: str | None, query: str | None,
