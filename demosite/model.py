@@ -17,6 +17,8 @@ featured and related articles pull some pages closer):
     /private/ -> /archive/...           robots-disallowed, leads to pages
                                         reachable no other way
     /calendar/2026/11/                  the trap: months link to months forever
+    /mirror/..., story-N.html?print=1   planted exact and near duplicates and
+    story-N-updated.html ...            look-alikes: see demosite.planted
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from demosite import planted
 from demosite.links import Link, LinkList
 
 SECTIONS: dict[str, tuple[str, ...]] = {
@@ -72,6 +75,10 @@ class Page:
     charset_in_header: bool = True  # Content-Type: text/html; charset=...
     charset_meta: str = "charset"  # "charset", "http-equiv" or "" (none)
     sentence: str = ""  # a known sentence, see EXPECTED_TEXTS
+    text_of: str = ""  # whose prose the page shows: a path, "" for its own
+    dateline: str = ""  # a line under the heading, "Updated 2026-11-28 08:15"; "" for none
+    advert: str = ""  # an advertisement block after the first paragraph; "" for none
+    print_view: bool = False  # a print stylesheet in <head> (which changes no text)
 
 
 @dataclass(frozen=True)
@@ -143,11 +150,21 @@ class Article:
 
 
 class SiteModel:
-    """Every resource of one generated site, looked up by canonical path?query."""
+    """Every resource of one generated site, looked up by canonical path?query.
 
-    def __init__(self, seed: int, entries: dict[str, Entry]):
+    duplicates, near_duplicates and look_alikes map a planted page to the
+    page it copies or resembles (see demosite.planted).
+    """
+
+    def __init__(self, seed: int, entries: dict[str, Entry],
+                 duplicates: Mapping[str, str] = MappingProxyType({}),
+                 near_duplicates: Mapping[str, str] = MappingProxyType({}),
+                 look_alikes: Mapping[str, str] = MappingProxyType({})):
         self.seed = seed
         self.entries = entries
+        self.duplicates = duplicates
+        self.near_duplicates = near_duplicates
+        self.look_alikes = look_alikes
 
     def lookup(self, target: str) -> Entry | None:
         """The resource at a canonical target; None means 404."""
@@ -215,7 +232,9 @@ def calendar_page(seed: int, target: str) -> Page | None:
 
 def build_site(seed: int) -> SiteModel:
     """Lay out the whole finite site for a seed."""
-    return SiteModel(seed, _Layout(seed).entries)
+    layout = _Layout(seed)
+    return SiteModel(seed, layout.entries, MappingProxyType(layout.duplicates),
+                     MappingProxyType(layout.near_duplicates), MappingProxyType(layout.look_alikes))
 
 
 class _Layout:
@@ -227,12 +246,17 @@ class _Layout:
         self.entries: dict[str, Entry] = {}
         self.articles = self._plan_articles()
         self.featured = self.rng.sample(self._second_list_page(), 3)
+        self.plan = planted.plan(seed, tuple(SECTIONS), self._all_articles(), self.featured)
+        self.duplicates: dict[str, str] = {}
+        self.near_duplicates: dict[str, str] = {}
+        self.look_alikes: dict[str, str] = {}
         self._home()
         self._corners()
         for section in SECTIONS:
             self._section(section)
         self._private_and_archive()
         self._misc()
+        self._planted()
 
     def _plan_articles(self) -> dict[tuple[str, str], list[Article]]:
         return {
@@ -276,6 +300,7 @@ class _Layout:
         def about(links: LinkList, rng: random.Random) -> None:
             links.add("/search?q=crawler", "Search the site for 'crawler'")
             links.add("/download?file=report", "Annual report (download)", "relative")
+            links.add(planted.NEWSLETTER, "Our newsletter", "relative")
             links.leaving("http://example.invalid/about-us", "Our parent company")
 
         def contact(links: LinkList, rng: random.Random) -> None:
@@ -345,6 +370,8 @@ class _Layout:
                 links.add(article.path, article.title, "absolute", role="related",
                           fragment="comments" if index else "")
             self._section_extras(section, links)
+            if section == self.plan.mirror_section:
+                links.add(planted.mirror_path(root), "Mirror copy", "absolute")
 
         self._put(root, section.title(), fill, base=base, paragraphs=4)
         for category in SECTIONS[section]:
@@ -435,12 +462,30 @@ class _Layout:
                 links.add(other.path, other.title, "absolute", role="related",
                           fragment="summary" if index == 0 else "")
             links.same_document("comments", "Jump to comments")
+            self._copies_linked_from(article, links)
 
-        self._put(article.path, article.title, fill, paragraphs=self.rng.randint(7, 13),
-                  table=True)
+        paragraphs = self.rng.randint(7, 13)
+        if article in self.plan.near_originals:
+            # Long reads: the smaller the share of shingles one changed line
+            # or block makes, the fewer SimHash bits it flips (demosite.planted).
+            paragraphs = planted.LONG_READ_PARAGRAPHS
+        self._put(article.path, article.title, fill, paragraphs=paragraphs, table=True,
+                  dateline=planted.dateline(self.seed, article.path))
         self._comments(article, attached)
         if attached:
             self._attachments(article)
+
+    def _copies_linked_from(self, article: Article, links: LinkList) -> None:
+        """The article's links to its planted copies, if it has any."""
+        plan = self.plan
+        if article in plan.printed:
+            links.add(planted.print_path(article), "Print this story", "query")
+        if article in plan.mirrored:
+            links.add(planted.mirror_path(article.path), "Mirror copy", "absolute")
+        if article in plan.updated:
+            links.add(planted.updated_path(article), "Updated version", "relative")
+        if article in plan.analysed:
+            links.add(planted.analysis_path(article), "Analysis", "relative")
 
     def _comments(self, article: Article, attached: bool) -> None:
         """Comments, then older comments and attachments one click further down."""
@@ -459,6 +504,11 @@ class _Layout:
             if older:
                 links.add(older, "Older comments", "query")
             links.same_document("reply", "Reply")
+            if article in self.plan.sessions:
+                session = self.plan.sessions[article]
+                links.add(planted.session_path(article, session), "Back to the story", "relative")
+            if article in self.plan.partnered:
+                links.add(planted.partner_path(article), "Partner edition", "relative")
 
         def page_two(links: LinkList, rng: random.Random) -> None:
             crumbs(links)
@@ -531,6 +581,50 @@ class _Layout:
             "/download?file=report", "application/octet-stream", bytes(range(256)) * 8)
         self.entries["/images/logo.png"] = Blob("/images/logo.png", "image/png", _PNG)
         self.entries["/static/site.css"] = Blob("/static/site.css", "text/css", _CSS)
+
+    def _planted(self) -> None:
+        """The newsletter, then every planted copy, made from its finished original."""
+        plan = self.plan
+
+        def newsletter(links: LinkList, rng: random.Random) -> None:
+            links.add("/about.html", "About Demo Daily", "relative", role="crumb")
+            for article in plan.newsletter:
+                links.add(planted.newsletter_path(article), article.title, "absolute")
+
+        self._put(planted.NEWSLETTER, "The Demo Daily newsletter", newsletter, paragraphs=3)
+        self._copy(planted.mirror_copy(self._page(f"/{plan.mirror_section}/")))
+        for article in plan.mirrored:
+            self._copy(planted.mirror_copy(self._page(article.path)))
+        for article in plan.printed:
+            self._copy(planted.variant(self._page(article.path), planted.print_path(article),
+                                       print_view=True))
+        for article in plan.newsletter:
+            self._copy(planted.variant(self._page(article.path), planted.newsletter_path(article)))
+        for article, session in plan.sessions.items():
+            self._copy(planted.variant(self._page(article.path),
+                                       planted.session_path(article, session)))
+        for article in plan.updated:
+            page = self._page(article.path)
+            self._copy(planted.variant(page, planted.updated_path(article),
+                                       dateline=planted.next_day(page.dateline)), near=True)
+        for article in plan.partnered:
+            self._copy(planted.variant(self._page(article.path), planted.partner_path(article),
+                                       advert=planted.ADVERT), near=True)
+        for article in plan.analysed:
+            page = self._page(article.path)
+            look_alike = planted.variant(page, planted.analysis_path(article), text_of="",
+                                         title=f"{article.title}: analysis")
+            self.entries[look_alike.path] = look_alike
+            self.look_alikes[look_alike.path] = article.path
+
+    def _page(self, path: str) -> Page:
+        entry = self.entries[path]
+        assert isinstance(entry, Page), path
+        return entry
+
+    def _copy(self, page: Page, near: bool = False) -> None:
+        self.entries[page.path] = page
+        (self.near_duplicates if near else self.duplicates)[page.path] = page.text_of
 
 
 def _feed(articles: list[Article]) -> bytes:

@@ -1,9 +1,10 @@
 """Turning a page of the content model into the HTML bytes the server sends.
 
 Owns the page template and the generated prose (paragraphs, headings, a list,
-a table). Text comes from a random.Random seeded by the site seed and the
-page path, so a page renders to the same bytes every time; only full-url
-links depend on the request, through the Host header.
+a table, a date line, an advertisement). Text comes from a random.Random
+seeded by the site seed and the page path (or, for a planted copy, its
+original's path: Page.text_of), so a page renders to the same bytes every
+time; only full-url links depend on the request, through the Host header.
 """
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ def render(page: Page, host: str, seed: int) -> bytes:
 
 @functools.lru_cache(maxsize=2048)
 def _render(page: Page, host: str, seed: int) -> bytes:
-    rng = random.Random(f"{seed}:{page.path}:text")
+    rng = random.Random(f"{seed}:{page.text_of or page.path}:text")
     parts = [
         _head(page),
         "<body>\n<header>\n<a id=\"top\"></a>"
@@ -51,6 +52,7 @@ def _render(page: Page, host: str, seed: int) -> bytes:
         _crumbs(page, host),
         "<main>\n<article>\n",
         f"<h1>{html.escape(page.title)}</h1>\n",
+        f"<p class=\"dateline\">{html.escape(page.dateline)}</p>\n" if page.dateline else "",
         _prose(page, rng),
         _link_list(page.links, "body", host, "Read on"),
         "</article>\n",
@@ -72,12 +74,17 @@ def _head(page: Page) -> str:
         "": "",
     }[page.charset_meta]
     base = f"<base href=\"{html.escape(page.base)}\">\n" if page.base else ""
+    # A print view differs from its page in styling only, never in text.
+    styles = _PRINT_STYLE if page.print_view else ""
     return (
         f"<!DOCTYPE html>\n<html lang=\"{_LANGUAGES.get(page.charset, 'en')}\">\n<head>\n"
         f"{meta}<title>{html.escape(page.title)}</title>\n{base}"
         "<meta name=\"viewport\" content=\"width=device-width\">\n"
-        "<link rel=\"stylesheet\" href=\"/static/site.css\">\n</head>\n"
+        f"<link rel=\"stylesheet\" href=\"/static/site.css\">\n{styles}</head>\n"
     )
+
+
+_PRINT_STYLE = "<style media=\"print\">nav, footer, aside { display: none; }</style>\n"
 
 
 def _anchor(link: Link, host: str, quote: str = "\"") -> str:
@@ -144,6 +151,8 @@ def _prose(page: Page, rng: random.Random) -> str:
         if index and index % 3 == 0:
             blocks.append(f"<h2>{_sentence(rng, 3, 6).rstrip('.')}</h2>\n")
         blocks.append(f"<p>{_paragraph(rng)}</p>\n")
+        if index == 0 and page.advert:
+            blocks.append(f"<aside class=\"advert\"><p>{html.escape(page.advert)}</p></aside>\n")
     if page.paragraphs >= 3:
         blocks.append(_word_list(rng))
     if page.table:

@@ -20,7 +20,17 @@ knows its own ground truth (demosite.truth). What it offers a crawler:
 - /missing.html (404), /broken.html (500; its link must not be followed),
   /feed (JSON) and /download?file=report (octet-stream), which have no
   telling extension, and /images/logo.png, which a deny-list skips;
-- /calendar/2026/11/, linked from /events/: months link to months forever.
+- /calendar/2026/11/, linked from /events/: months link to months forever;
+- planted duplicates (demosite.planted): exact copies, whose text equals
+  their original's (a mirrored section under /mirror/, print views
+  ?print=1, ?utm_source=...&utm_medium=... and ?sessionid=... variants);
+  near copies (a later date line: story-N-updated.html; an added
+  advertisement: ?ref=partner), whose originals are long reads of 32
+  paragraphs; and look-alikes (story-N-analysis.html: another article in
+  the same template, with the same links), which are distinct pages.
+  Every copy lies deeper than its original, and its links resolve to its
+  original's links, so the ground truth holds whether or not a crawler
+  expands exact duplicates.
 """
 from __future__ import annotations
 
@@ -107,6 +117,19 @@ class DemoSite:
 
     def robots_txt(self) -> str:
         return robots_txt()
+
+    def planted_duplicates(self) -> dict[str, str]:
+        """Exact duplicates: copy's path?query -> its original's path (same page text)."""
+        return dict(self._model.duplicates)
+
+    def planted_near_duplicates(self) -> dict[str, str]:
+        """Near duplicates: copy's path?query -> its original's path (one line or block differs)."""
+        return dict(self._model.near_duplicates)
+
+    def planted_look_alikes(self) -> dict[str, str]:
+        """Distinct pages that resemble another: path -> the article whose template
+        and links it shares (a crawler must not flag them)."""
+        return dict(self._model.look_alikes)
 
 
 def _content_type(page: Page) -> str:
