@@ -20,6 +20,13 @@ per page, and a crawl makes one fetch per page): the common path builds one
 FetchResult per response and one for the caller, reads robots rules without
 a lock once loaded, and sends the GET with ``Transport.get``, which skips
 requests' per-request machinery (see ``transport``).
+
+Recording (``record_exchanges``, for WARC output): each response also
+becomes an ``Exchange`` with its body as it came over the wire. Such a
+body is read undecoded (``decode_content=False``) and decoded here by
+urllib3's own content decoders (``_Tap``), at most CHUNK_BYTES of output at
+a time, so ``FetchResult.body`` and the max_bytes check on the decoded size
+are exactly what they are without recording.
 """
 from __future__ import annotations
 
@@ -35,6 +42,7 @@ from urllib.parse import urldefrag, urljoin
 import requests
 import urllib3
 import urllib3.exceptions
+import urllib3.response
 from urllib3.exceptions import ConnectTimeoutError, MaxRetryError, NewConnectionError
 
 from .addresses import (
@@ -49,7 +57,7 @@ from .addresses import (
 )
 from .charset import decode_html
 from .politeness import PolitenessGate, host_key
-from .result import FetchResult
+from .result import Exchange, FetchResult, SentRequest
 from .retry import backoff_wait, is_transient, retry_after
 from .robots import (
     MAX_ROBOTS_BYTES,
@@ -89,6 +97,9 @@ class FetchConfig:
     # Address categories (addresses.ADDRESS_CATEGORIES) a connection may go
     # to; a host with any address outside them is "blocked".
     allowed_addresses: frozenset[str] = frozenset({"public"})
+    # Keep every response as it came over the wire (FetchResult.exchanges),
+    # for WARC output; off, fetching costs nothing extra.
+    record_exchanges: bool = False
 
     def __post_init__(self) -> None:
         product_token(self.user_agent)  # raises ValueError if there is none
@@ -121,6 +132,7 @@ class _Hop:
     result: FetchResult
     location: str | None = None
     attempts: int = 1
+    exchange: Exchange | None = None  # only when recording
 
 
 class Fetcher:
@@ -153,7 +165,8 @@ class Fetcher:
         self._token = product_token(config.user_agent)
         self._html_types = frozenset(media.lower() for media in config.html_types)
         guard = AddressGuard(config.allowed_addresses, resolve, classify)
-        self._transport = Transport(config.user_agent, config.per_host, guard, config.timeout)
+        self._transport = Transport(config.user_agent, config.per_host, guard, config.timeout,
+                                    record=config.record_exchanges)
         self._session = self._transport.session  # owns the connection pools
         self._gate = PolitenessGate(config.delay, config.per_host, clock=clock, sleep=sleep)
         self._robots = RobotsCache(self._load_robots)
@@ -167,12 +180,13 @@ class Fetcher:
         (binary data labelled as HTML). ``status``, ``final_url`` and
         ``headers`` describe the last response received (a redirect
         response when following it was refused); ``attempts`` counts the
-        requests made for ``final_url``.
+        requests made for ``final_url``. ``exchanges`` (when recording) holds
+        one Exchange per response received, redirect hops included, in order.
         """
         started = time.perf_counter()
-        hop, redirects, refusal = self._follow(url)
+        hop, redirects, refusal, exchanges = self._follow(url)
         return replace(hop.result, url=url, redirects=redirects, attempts=hop.attempts,
-                       error=refusal or hop.result.error,
+                       error=refusal or hop.result.error, exchanges=exchanges,
                        elapsed_ms=(time.perf_counter() - started) * 1000)
 
     def robots_delay(self, url: str) -> float | None:
@@ -197,22 +211,25 @@ class Fetcher:
 
     # -- one fetch: the redirect chain ------------------------------------
 
-    def _follow(self, url: str) -> tuple[_Hop, tuple[str, ...], str]:
-        """The last hop, the URLs visited before it, and why its redirect was
-        refused ("" when it was not a redirect)."""
+    def _follow(self, url: str) -> tuple[_Hop, tuple[str, ...], str, tuple[Exchange, ...]]:
+        """The last hop, the URLs visited before it, why its redirect was
+        refused ("" when it was not a redirect), and the exchanges recorded."""
         if reason := _invalid_reason(url):
-            return _Hop(FetchResult(url=url, final_url="", error=f"invalid: {reason}")), (), ""
+            return _Hop(FetchResult(url=url, final_url="", error=f"invalid: {reason}")), (), "", ()
         current = urldefrag(url).url if "#" in url else url
         if denial := self._robots_denial(current):
-            return _Hop(FetchResult(url=url, final_url="", error=denial)), (), ""
+            return _Hop(FetchResult(url=url, final_url="", error=denial)), (), "", ()
         visited: list[str] = []
+        exchanges: list[Exchange] = []
         while True:
             hop = self._hop(current)
+            if hop.exchange is not None:
+                exchanges.append(hop.exchange)
             if hop.location is None:
-                return hop, tuple(visited), ""
+                return hop, tuple(visited), "", tuple(exchanges)
             target = _resolve(current, hop.location)
             if refusal := self._refuse_redirect(current, target, visited):
-                return hop, tuple(visited), refusal
+                return hop, tuple(visited), refusal, tuple(exchanges)
             visited.append(current)
             current = target
 
@@ -257,10 +274,11 @@ class Fetcher:
             asked = retry_after(hop.result.status, hop.result.headers, time.time())
             if asked is not None and asked > self._config.max_retry_after:
                 over = f" (Retry-After {asked:.0f} s over the {self._config.max_retry_after:g} s cap)"
-                return _Hop(replace(hop.result, error=hop.result.error + over), attempts=attempt)
+                return replace(hop, result=replace(hop.result, error=hop.result.error + over),
+                               location=None, attempts=attempt)
             self._pause(url, attempt, asked)
             hop, attempt = request(url), attempt + 1
-        return hop if attempt == 1 else _Hop(hop.result, hop.location, attempt)
+        return hop if attempt == 1 else replace(hop, attempts=attempt)
 
     def _pause(self, url: str, attempt: int, asked: float | None) -> None:
         if asked is None:
@@ -282,32 +300,42 @@ class Fetcher:
                 return _Hop(FetchResult(url=url, final_url=url, error=str(exc)))
             except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
                 return _Hop(FetchResult(url=url, final_url=url, error=self._describe(exc)))
+            tap = self._tap(response)
             try:
-                return self._read(url, response, deadline)
+                hop = self._read(url, response, deadline, tap)
             except (urllib3.exceptions.HTTPError, http.client.HTTPException, OSError) as exc:
-                return _Hop(_response_result(url, response, error=self._describe(exc)))
+                hop = _Hop(_response_result(url, response, error=self._describe(exc)))
             except _Failure as failure:
-                return _Hop(_response_result(url, response, error=failure.error))
+                hop = _Hop(_response_result(url, response, error=failure.error))
             finally:
                 _close(response)
+            return hop if tap is None else replace(hop, exchange=tap.exchange(url, response, hop.result))
         finally:
             self._gate.release(host)
 
-    def _read(self, url: str, response: urllib3.BaseHTTPResponse, deadline: float) -> _Hop:
+    def _tap(self, response: urllib3.BaseHTTPResponse) -> _Tap | None:
+        """A tap on ``response``'s body if exchanges are recorded, else None."""
+        if not self._config.record_exchanges:
+            return None
+        sent = self._transport.sent(response)
+        return None if sent is None else _Tap(sent, response)
+
+    def _read(self, url: str, response: urllib3.BaseHTTPResponse, deadline: float,
+              tap: _Tap | None = None) -> _Hop:
         status = response.status
         headers = _header_dict(response)
         declared = _media_type(headers.get("content-type", ""))
         if status in REDIRECT_STATUSES and "location" in headers:
-            self._drain(response, headers, deadline)
+            self._drain(response, headers, deadline, tap)
             result = FetchResult(url=url, final_url=url, status=status, headers=headers,
                                  content_type=declared)
             return _Hop(result, _header_text(headers["location"]))
         if status >= 400:
-            self._drain(response, headers, deadline)
+            self._drain(response, headers, deadline, tap)
             return _Hop(FetchResult(url=url, final_url=url, status=status, headers=headers,
                                     content_type=declared, error=f"http: {status} {_reason(response)}"))
         if not declared or declared in self._html_types:
-            body = self._html_body(response, deadline, sniff=not declared)
+            body = self._html_body(response, deadline, sniff=not declared, tap=tap)
             if body is not None:
                 return _Hop(_page(url, status, headers, declared or "text/html", body))
         # Not HTML (by its label, or unlabelled and not looking like it): a
@@ -316,11 +344,11 @@ class Fetcher:
                                 content_type=declared))
 
     def _html_body(self, response: urllib3.BaseHTTPResponse, deadline: float,
-                   sniff: bool) -> bytes | None:
+                   sniff: bool, tap: _Tap | None = None) -> bytes | None:
         """The decoded body, or None if ``sniff`` finds it is not HTML."""
         chunks: list[bytes] = []
         size = 0
-        for chunk in self._stream(response, deadline):
+        for chunk in self._stream(response, deadline, tap):
             size += len(chunk)
             if size > self._config.max_bytes:
                 raise _Failure(f"too-large: body over {self._config.max_bytes} bytes")
@@ -332,8 +360,18 @@ class Fetcher:
         body = b"".join(chunks)
         return None if sniff and not looks_like_html(body) else body
 
-    def _stream(self, response: urllib3.BaseHTTPResponse, deadline: float) -> Iterator[bytes]:
-        """Decoded body chunks as they arrive, until the end or the deadline.
+    def _stream(self, response: urllib3.BaseHTTPResponse, deadline: float,
+                tap: _Tap | None = None) -> Iterator[bytes]:
+        """Decoded body chunks as they arrive, until the end or the deadline;
+        the body as received goes into ``tap`` too, if there is one."""
+        if tap is None:
+            return self._chunks(response, deadline, decode=True)
+        return tap.decoded(self._chunks(response, deadline, decode=False))
+
+    def _chunks(self, response: urllib3.BaseHTTPResponse, deadline: float,
+                decode: bool) -> Iterator[bytes]:
+        """Body chunks as they arrive (content-decoded if ``decode``), until
+        the end or the deadline.
 
         ``read1`` returns whatever one socket read brings, and each socket
         wait is cut to the time left, so a server trickling bytes cannot
@@ -341,13 +379,13 @@ class Fetcher:
         """
         # A body sent as it is (no Content-Encoding) is complete once its
         # Content-Length has come, without one more call to find the end.
-        plain = "content-encoding" not in response.headers
+        plain = not decode or "content-encoding" not in response.headers
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise _Failure(f"timeout: read {self._config.timeout:g}s")
             _limit_socket_wait(response, min(left, self._config.timeout))
-            chunk = response.read1(CHUNK_BYTES, decode_content=True)
+            chunk = response.read1(CHUNK_BYTES, decode_content=decode)
             if not chunk:
                 return
             yield chunk
@@ -355,13 +393,13 @@ class Fetcher:
                 return
 
     def _drain(self, response: urllib3.BaseHTTPResponse, headers: dict[str, str],
-               deadline: float) -> None:
+               deadline: float, tap: _Tap | None = None) -> None:
         """Read a small unwanted body to the end, so its connection is reused."""
         length = headers.get("content-length", "")
         if not length.isdigit() or int(length) > DRAIN_BYTES:
             return  # closing the response drops the connection instead
         try:
-            for _ in self._stream(response, deadline):
+            for _ in self._stream(response, deadline, tap):
                 pass
         except (urllib3.exceptions.HTTPError, http.client.HTTPException, OSError, _Failure):
             pass  # the connection is dropped on close; the response is already known
@@ -453,6 +491,99 @@ class Fetcher:
             if len(body) > MAX_ROBOTS_BYTES:
                 break  # the rest is never parsed, so never read
         return bytes(body)
+
+
+class _Tap:
+    """The body of one response as it came over the wire, collected while it
+    is read, and the Exchange it makes. Not thread-safe: one per response.
+
+    Memory: the chunks are kept until the Exchange is made; without a
+    content coding they are the very chunks the body is joined from.
+    """
+
+    __slots__ = ("sent", "chunks", "decoder", "complete")
+
+    def __init__(self, sent: SentRequest, response: urllib3.BaseHTTPResponse) -> None:
+        self.sent = sent
+        self.chunks: list[bytes] = []
+        self.decoder = _content_decoder(response.headers.get("content-encoding", ""))
+        self.complete = False  # the body was read to its end
+
+    def decoded(self, wire: Iterator[bytes]) -> Iterator[bytes]:
+        """The decoded chunks of the ``wire`` chunks, which are kept.
+
+        At most CHUNK_BYTES come out of one decoder call, so a compression
+        bomb is stopped by the caller's size limit before it is inflated.
+        """
+        decoder = self.decoder
+        for raw in wire:
+            self.chunks.append(raw)
+            if decoder is None:
+                yield raw
+                continue
+            chunk = _decompress(decoder, raw)
+            while chunk:
+                yield chunk
+                chunk = _decompress(decoder, b"") if decoder.has_unconsumed_tail else b""
+        if decoder is not None and (rest := _decompress(decoder, b"", final=True)):
+            yield rest
+        self.complete = True
+
+    def exchange(self, url: str, response: urllib3.BaseHTTPResponse,
+                 result: FetchResult) -> Exchange:
+        """The Exchange for ``response``, whose outcome is ``result``."""
+        if self.decoder is None and self.complete and result.body:
+            payload = result.body  # the same bytes: joined from the same chunks
+        else:
+            payload = b"".join(self.chunks)
+        truncated = "" if self.complete else _truncation(result.error)
+        return Exchange(url=url, request=self.sent,
+                        version=_HTTP_VERSIONS.get(response.version, "HTTP/1.1"),
+                        status=response.status, reason=response.reason or "",
+                        headers=_raw_headers(response), payload=payload, truncated=truncated)
+
+
+# WARC-Truncated reasons for a body cut short by an error of this kind.
+_TRUNCATIONS = {"too-large": "length", "timeout": "time", "connection": "disconnect"}
+
+
+def _truncation(error: str) -> str:
+    """Why a body that was not read to its end stopped, as WARC-Truncated says it."""
+    if error.endswith("bad content encoding"):
+        return "unspecified"  # the connection was fine; the coding was not
+    return _TRUNCATIONS.get(_kind(error), "unspecified")
+_HTTP_VERSIONS = {9: "HTTP/0.9", 10: "HTTP/1.0", 11: "HTTP/1.1"}
+
+
+def _content_decoder(content_encoding: str) -> urllib3.response.ContentDecoder | None:
+    """The decoder urllib3 would use for this Content-Encoding (same rule as
+    its ``_init_decoder``), or None when urllib3 would not decode."""
+    mode = content_encoding.lower()
+    known = urllib3.response.BaseHTTPResponse.CONTENT_DECODERS
+    if mode in known or ("," in mode and any(part.strip() in known for part in mode.split(","))):
+        return urllib3.response.MultiDecoder(mode)
+    return None
+
+
+def _decompress(decoder: urllib3.response.ContentDecoder, data: bytes,
+                final: bool = False) -> bytes:
+    """Up to CHUNK_BYTES decoded from ``data`` (all that is left if ``final``);
+    a broken coding raises urllib3's DecodeError, as urllib3's reads do."""
+    try:
+        if final:
+            return decoder.decompress(b"") + decoder.flush()
+        return decoder.decompress(data, max_length=CHUNK_BYTES)
+    except urllib3.response.BaseHTTPResponse.DECODER_ERROR_CLASSES as exc:
+        raise urllib3.exceptions.DecodeError("bad content encoding", exc) from exc
+
+
+def _raw_headers(response: urllib3.BaseHTTPResponse) -> tuple[tuple[str, str], ...]:
+    """Response headers as received: names as sent, order and repeats kept.
+    urllib3's header dict groups repeats, so read http.client's message."""
+    original = getattr(response, "_original_response", None)
+    message = getattr(original, "msg", None)
+    items = message.items() if message is not None else response.headers.items()
+    return tuple(items)
 
 
 def _response_result(url: str, response: urllib3.BaseHTTPResponse, error: str = "") -> FetchResult:

@@ -24,6 +24,9 @@ class FetchResult:
     error: str = ""                # "" on success; else "kind: detail", e.g. "timeout: read 10s"
     redirects: tuple[str, ...] = ()  # every URL visited before final_url, in order
     attempts: int = 1              # requests made for final_url (1 = no retry; also 1 when none was sent)
+    # One per response received for this URL, redirect hops included, in
+    # order; empty unless FetchConfig.record_exchanges (see Exchange).
+    exchanges: tuple[Exchange, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -32,3 +35,42 @@ class FetchResult:
     @property
     def is_html(self) -> bool:
         return self.ok and self.text is not None
+
+
+@dataclass(frozen=True)
+class SentRequest:
+    """A request head as it went on the wire (recorded only when asked:
+    ``FetchConfig.record_exchanges``)."""
+
+    method: str                           # "GET"
+    target: str                           # request target as sent, e.g. "/a/b?c=1"
+    version: str                          # "HTTP/1.1"
+    headers: tuple[tuple[str, str], ...]  # (name, value) in the order sent, Host included
+    ip_address: str = ""                  # the address connected to; "" if unknown
+    sent_at: str = ""                     # UTC, ISO 8601 with microseconds, e.g. "2024-05-01T12:00:00.000001Z"
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One HTTP request and the response it got, as they were on the wire:
+    what a WARC request and response record hold.
+
+    ``payload`` is the body as received after de-chunking and before content
+    decoding (a gzip body stays gzip). When the response had no content
+    coding, ``payload`` is the very bytes object that is ``FetchResult.body``.
+    ``truncated`` says why ``payload`` is not the whole body, in the words of
+    WARC-Truncated: "length" (the decoded body passed max_bytes; the payload
+    holds what was read until then), "time" (the deadline passed),
+    "disconnect" (the connection failed mid-body), "unspecified" (not read
+    to the end because it was not wanted: a body that is not HTML, or a
+    redirect or error body over the drain limit); "" when it is complete.
+    """
+
+    url: str                              # the URL requested
+    request: SentRequest
+    version: str                          # response's HTTP version, "HTTP/1.1" or "HTTP/1.0"
+    status: int
+    reason: str                           # reason phrase as sent by the server
+    headers: tuple[tuple[str, str], ...]  # as received: raw names, order and duplicates kept
+    payload: bytes = b""
+    truncated: str = ""

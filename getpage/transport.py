@@ -31,6 +31,13 @@ return the same thing: urllib3's streaming response. Neither goes through
 ``Session.send``, which reads the whole body of a redirect even when
 redirects are not followed; the Fetcher follows redirects itself and reads
 at most a small body of one.
+
+Recording (``record=True``, for WARC output): the connections remember the
+request head as urllib3 and http.client write it (``putrequest`` and
+``putheader``, so the Host and any header the libraries add are included),
+when it was sent and the address connected to; ``Transport.sent(response)``
+hands it over as a ``SentRequest``. Without recording the connection classes
+are the plain guarded ones, so an ordinary crawl pays nothing for this.
 """
 from __future__ import annotations
 
@@ -38,6 +45,7 @@ import http.cookiejar
 import os
 import re
 import socket
+from datetime import datetime, timezone
 from urllib.parse import urlsplit
 
 import requests
@@ -46,9 +54,11 @@ import urllib3.connectionpool
 from requests.adapters import HTTPAdapter
 from urllib3.connectionpool import port_by_scheme
 from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
+from urllib3.util import SKIP_HEADER
 from urllib3.util.connection import create_connection
 
 from .addresses import AddressGuard, url_authority
+from .result import SentRequest
 
 ACCEPT = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"
 # How many (scheme, host, port, TLS settings) a Transport remembers the
@@ -73,11 +83,13 @@ class Transport:
 
     Thread-safe, as the session's pools are. ``session`` is the
     ``requests.Session`` that owns the pools; its ``verify`` and ``cert``
-    are read on every request, its headers once, here.
+    are read on every request, its headers once, here. ``record``: keep
+    each request head for ``sent``.
     """
 
-    def __init__(self, user_agent: str, per_host: int, guard: AddressGuard, timeout: float) -> None:
-        self.session = new_session(user_agent, per_host, guard)
+    def __init__(self, user_agent: str, per_host: int, guard: AddressGuard, timeout: float,
+                 *, record: bool = False) -> None:
+        self.session = new_session(user_agent, per_host, guard, record=record)
         self._adapter: HTTPAdapter = self.session.get_adapter("http://")
         self._headers = dict(self.session.headers)
         self._timeout = (timeout, timeout)
@@ -100,6 +112,13 @@ class Transport:
                             assert_same_host=False, preload_content=False, decode_content=False,
                             retries=self._adapter.max_retries, timeout=self._pool_timeout,
                             chunked=False)
+
+    @staticmethod
+    def sent(response: urllib3.BaseHTTPResponse) -> SentRequest | None:
+        """The request head that produced ``response``, if this Transport
+        records; None otherwise. Ask before the response is released (its
+        connection is forgotten then)."""
+        return getattr(response.connection, "sent_request", None)
 
     def close(self) -> None:
         """Close pooled connections. The Transport must not be used afterwards."""
@@ -186,8 +205,10 @@ def _tls_settings(verify: bool | str, cert: object) -> dict[str, object]:
     return settings
 
 
-def new_session(user_agent: str, per_host: int, guard: AddressGuard) -> requests.Session:
-    """A session whose every connection goes through ``guard``."""
+def new_session(user_agent: str, per_host: int, guard: AddressGuard, *,
+                record: bool = False) -> requests.Session:
+    """A session whose every connection goes through ``guard`` (and records
+    its request heads if ``record``)."""
     session = requests.Session()
     # Without this, every request looks up proxy settings and .netrc in the
     # environment: about a third of requests' CPU time per GET, for nothing
@@ -200,7 +221,8 @@ def new_session(user_agent: str, per_host: int, guard: AddressGuard) -> requests
     session.headers.update({"User-Agent": user_agent, "Accept": ACCEPT})
     # Keep idle connections for many hosts (breadth-first crawls switch
     # hosts often), and as many per host as may be in flight.
-    adapter = _GuardedAdapter(guard, pool_connections=64, pool_maxsize=per_host, max_retries=0)
+    adapter = _GuardedAdapter(guard, record, pool_connections=64, pool_maxsize=per_host,
+                              max_retries=0)
     session.mount("http://", adapter)
     session.mount("https://", adapter)
     return session
@@ -215,6 +237,7 @@ class _GuardedConnection:
     """Mixin for urllib3 connections: open the socket to a vetted address."""
 
     guard: AddressGuard  # set on the subclasses made by ``_pool_classes``
+    address = ""  # the address of the open socket; read by recording connections
 
     # The signature and the exceptions raised are those of urllib3's own
     # HTTPConnection._new_conn, which this replaces.
@@ -236,9 +259,11 @@ class _GuardedConnection:
         """Connect to one address. A timeout is not followed by another
         address, so connecting never takes longer than one timeout."""
         try:
-            return create_connection((address, self.port), self.timeout,
+            sock = create_connection((address, self.port), self.timeout,
                                      source_address=self.source_address,
                                      socket_options=self.socket_options)
+            self.address = address
+            return sock
         except TimeoutError as exc:
             raise ConnectTimeoutError(
                 self, f"Connection to {self.host} ({address}) timed out. "
@@ -248,16 +273,62 @@ class _GuardedConnection:
                 self, f"Failed to establish a new connection to {address}: {exc}") from exc
 
 
-def _pool_classes(guard: AddressGuard) -> dict[str, type[urllib3.connectionpool.HTTPConnectionPool]]:
-    """urllib3 pool classes for http and https whose connections use ``guard``.
+class _RecordingConnection:
+    """Mixin for urllib3 connections: remember the request head being sent.
+
+    ``putrequest`` starts a head and ``putheader`` adds to it; http.client
+    itself calls ``putheader`` for the Host (and Accept-Encoding) it adds,
+    and urllib3 calls it for every header, so the list is what went on the
+    wire. The finished head is ``sent_request``.
+    """
+
+    address: str
+    _http_vsn_str: str
+    sent_request: SentRequest | None = None
+
+    def putrequest(self, method: str, url: str, skip_host: bool = False,
+                   skip_accept_encoding: bool = False) -> None:
+        self._sent_headers: list[tuple[str, str]] = []
+        sent_at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        super().putrequest(method, url, skip_host=skip_host,  # type: ignore[misc]
+                           skip_accept_encoding=skip_accept_encoding)
+        self._pending = (method, url, sent_at)
+
+    def putheader(self, header: str | bytes, *values: object) -> None:
+        super().putheader(header, *values)  # type: ignore[misc]
+        if SKIP_HEADER in values:
+            return  # urllib3 sent nothing for this header
+        self._sent_headers.append((_text(header), "\r\n\t".join(_text(v) for v in values)))
+
+    def endheaders(self, *args: object, **kwargs: object) -> None:
+        self.sent_request = None
+        # Sending may open the socket, and with it fix the address.
+        super().endheaders(*args, **kwargs)  # type: ignore[misc]
+        method, target, sent_at = self._pending
+        self.sent_request = SentRequest(method, target, self._http_vsn_str,
+                                        tuple(self._sent_headers), self.address, sent_at)
+
+
+def _text(value: object) -> str:
+    """A header name or value as http.client writes it (str, bytes or int)."""
+    if isinstance(value, bytes):
+        return value.decode("latin-1")
+    return str(value)
+
+
+def _pool_classes(guard: AddressGuard,
+                  record: bool = False) -> dict[str, type[urllib3.connectionpool.HTTPConnectionPool]]:
+    """urllib3 pool classes for http and https whose connections use ``guard``
+    (and remember their request heads if ``record``).
 
     Classes rather than constructor arguments, because urllib3's pool
     manager refuses keyword arguments it does not know.
     """
+    mixins: tuple[type, ...] = (_RecordingConnection, _GuardedConnection) if record else (_GuardedConnection,)
     http_connection = type("GuardedHTTPConnection",
-                           (_GuardedConnection, urllib3.connection.HTTPConnection), {"guard": guard})
+                           (*mixins, urllib3.connection.HTTPConnection), {"guard": guard})
     https_connection = type("GuardedHTTPSConnection",
-                            (_GuardedConnection, urllib3.connection.HTTPSConnection), {"guard": guard})
+                            (*mixins, urllib3.connection.HTTPSConnection), {"guard": guard})
     return {
         "http": type("GuardedHTTPConnectionPool", (urllib3.connectionpool.HTTPConnectionPool,),
                      {"ConnectionCls": http_connection}),
@@ -267,8 +338,8 @@ def _pool_classes(guard: AddressGuard) -> dict[str, type[urllib3.connectionpool.
 
 
 class _GuardedAdapter(HTTPAdapter):
-    def __init__(self, guard: AddressGuard, **kwargs) -> None:
-        self._pool_classes = _pool_classes(guard)
+    def __init__(self, guard: AddressGuard, record: bool, **kwargs) -> None:
+        self._pool_classes = _pool_classes(guard, record)
         super().__init__(**kwargs)
 
     def init_poolmanager(self, *args, **kwargs) -> None:
