@@ -17,13 +17,19 @@ from click.core import ParameterSource
 
 from controller.config import DEFAULT_USER_AGENT, VERSION, CrawlConfig, default_processes
 from controller.crawl import Crawl
-from controller.resume import MUST_MATCH, SETTINGS_FILE, STATE_DIR
+from controller.resume import MUST_MATCH, SETTINGS_FILE, STATE_DIR, WARC_FILE
 from controller.progress import Progress
 from controller.report import (FORMATS, TOP_LINKS, ReportError, build_report, level_table,
                                render_report, summary_lines)
 from controller.store import OutputError
 from textfilter import EXTRACTORS
-from urlfilter import SEEN_ALGORITHMS, normalize
+from textfilter.extract import Extraction
+from urlfilter import SEEN_ALGORITHMS, check_drop_param, normalize
+
+CONTENT_DEDUP_MODES = ("off", "exact", "near")
+# Past this the near index's blocks get so short that a lookup meets most
+# earlier pages (textfilter/duplicates.py): the near test stops being cheap.
+MAX_SIMHASH_DISTANCE = 12
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -94,6 +100,38 @@ SCOPE_OPTIONS = [
                  help="Queue at most this many query strings per path (calendars, search); 0 = no limit."),
     click.option("--fold-www", is_flag=True, help="Treat www.host and host as the same host."),
     click.option("--drop-query", is_flag=True, help="Drop query strings from URLs."),
+    click.option("--drop-param", "drop_params", multiple=True, metavar="NAME",
+                 help="Remove query parameters with this name before dedup; a glob such as "
+                      "utm_* or sessionid (repeatable)."),
+]
+
+# What to keep of a page: duplicates, text, extraction patterns, the archive.
+CONTENT_OPTIONS = [
+    click.option("--content-dedup", type=click.Choice(CONTENT_DEDUP_MODES), default="exact",
+                 show_default=True,
+                 help="exact: a page with the same text as an earlier one is marked duplicate_of, "
+                      "not saved again, its links not followed; near: also mark pages within "
+                      "--simhash-distance (kept and followed); off: neither."),
+    click.option("--simhash-distance", type=click.IntRange(min=0, max=MAX_SIMHASH_DISTANCE),
+                 default=5, show_default=True,
+                 help="Largest Hamming distance between 64-bit SimHashes that counts as a near "
+                      "duplicate (5: the smallest that catches 95% of ad-block and date-line "
+                      "copies, measured)."),
+    click.option("--text", "text_mode", type=click.Choice(["plain", "main"]), default="plain",
+                 show_default=True,
+                 help="plain: all visible text; main: the main content block only (no menus, "
+                      "sidebars, footers)."),
+    click.option("--extract", multiple=True, metavar="NAME=SELECTOR",
+                 help="Write matches to extracted.csv, one column per NAME; SELECTOR is "
+                      "css:h1.title or xpath://div[@class='post'] (repeatable)."),
+    click.option("--extract-from", default="", metavar="REGEX",
+                 help="Extract only from pages whose URL matches REGEX (detail pages)."),
+    click.option("--extract-exclude", multiple=True, metavar="SELECTOR",
+                 help="Drop these sub-nodes before extracting, e.g. css:div.ad (repeatable)."),
+    click.option("--extract-jsonl", is_flag=True,
+                 help="Also write extracted.jsonl, with every match as a list."),
+    click.option("--warc", is_flag=True,
+                 help="Also write crawl.warc.gz: request and response records as received."),
 ]
 
 # URL-seen algorithm, page reader, output.
@@ -118,7 +156,8 @@ PARSE_OPTIONS = [
 def crawl_options(func):
     """The options of `crawl`, each with its unit and default (`--help` lists
     them in this order)."""
-    for option in reversed(LIMIT_OPTIONS + FETCH_OPTIONS + SCOPE_OPTIONS + PARSE_OPTIONS):
+    for option in reversed(LIMIT_OPTIONS + FETCH_OPTIONS + SCOPE_OPTIONS + CONTENT_OPTIONS
+                           + PARSE_OPTIONS):
         func = option(func)
     return func
 
@@ -169,10 +208,38 @@ def _saved_settings(ctx, out: Path, seeds, options: dict):
 def make_config(seeds, out: Path, options: dict) -> CrawlConfig:
     quiet = options.pop("quiet")
     options["obey_robots"] = not options.pop("ignore_robots")
-    seeds = _check_seeds(seeds, fold_www=options["fold_www"], drop_query=options["drop_query"])
+    options["drop_params"] = _checked(check_drop_param, options["drop_params"], "--drop-param")
+    seeds = _check_seeds(seeds, fold_www=options["fold_www"], drop_query=options["drop_query"],
+                         drop_params=options["drop_params"])
+    _check_extraction(options)
     return CrawlConfig(seeds=tuple(seeds), out=out, progress=not quiet,
                        include=_check_regexes(options.pop("include"), "--include"),
                        exclude=_check_regexes(options.pop("exclude"), "--exclude"), **options)
+
+
+def _check_extraction(options: dict) -> None:
+    if options["extract_from"]:
+        _check_regexes((options["extract_from"],), "--extract-from")
+    if not options["extract"]:
+        if options["extract_exclude"] or options["extract_from"] or options["extract_jsonl"]:
+            raise click.UsageError("--extract-from, --extract-exclude and --extract-jsonl work "
+                                   "with --extract NAME=SELECTOR; add at least one --extract")
+        return
+    try:
+        Extraction.from_specs(options["extract"], options["extract_exclude"],
+                              options["extract_from"])
+    except ValueError as exc:
+        raise click.UsageError(f"--extract: {exc}") from None
+
+
+def _checked(check, values, option: str) -> tuple:
+    """The values, each accepted by ``check``, whose ValueError says what is wrong."""
+    for value in values:
+        try:
+            check(value)
+        except ValueError as exc:
+            raise click.UsageError(f"{option} {value!r}: {exc}") from None
+    return tuple(values)
 
 
 def run_crawl(config: CrawlConfig, expected=None, *, resume=False, overwrite=False) -> dict:
@@ -306,9 +373,13 @@ DEMO_DEPTH = 6  # the demo site's levels are 0..6; deeper levels hold only the c
               help="Seconds between two requests (the demo site is local, so 0 is polite enough).")
 @click.option("--dedup", type=click.Choice(sorted(SEEN_ALGORITHMS)), default="stringhash",
               show_default=True)
+@click.option("--content-dedup", type=click.Choice(CONTENT_DEDUP_MODES), default="near",
+              show_default=True, help="Which duplicate pages to mark (the site plants both kinds).")
+@click.option("--warc", is_flag=True, help="Also write crawl.warc.gz.")
 @click.option("--ignore-robots", is_flag=True)
 @click.option("--quiet", "-q", is_flag=True)
-def demo(out, port, max_depth, workers, delay, dedup, ignore_robots, quiet) -> None:
+def demo(out, port, max_depth, workers, delay, dedup, content_dedup, warc, ignore_robots,
+         quiet) -> None:
     """Serve the bundled demo site on 127.0.0.1 and crawl it breadth-first.
 
     The table at the end compares every level with the site's own ground
@@ -324,6 +395,7 @@ def demo(out, port, max_depth, workers, delay, dedup, ignore_robots, quiet) -> N
                    err=True)
         config = CrawlConfig(seeds=(server.url,), out=out, max_depth=max_depth, max_pages=0,
                              workers=workers, per_host=workers, delay=delay, dedup=dedup,
+                             content_dedup=content_dedup, warc=warc,
                              obey_robots=not ignore_robots, progress=not quiet)
         stats = run_crawl(config, expected, overwrite=True)   # the demo's own directory
     got = [(row["urls"], row["pages"]) for row in stats["levels"]]
@@ -339,10 +411,26 @@ def demo(out, port, max_depth, workers, delay, dedup, ignore_robots, quiet) -> N
 @cli.command("serve-demo")
 @click.option("--port", type=click.IntRange(min=0, max=65535), default=8000, show_default=True,
               help="Port on 127.0.0.1 (0 = any free port).")
-def serve_demo(port) -> None:
-    """Serve the bundled demo site on 127.0.0.1 until Ctrl-C."""
-    server = _demo_server(None, port)
-    click.echo(f"serving the demo site at {server.url} (Ctrl-C stops)")
+@click.option("--site", "site_name", type=click.Choice(["news", "blog"]), default="news",
+              show_default=True,
+              help="news: the demo site `crawler demo` crawls; blog: 1,000 pages (800 posts with "
+                   "a title and a post, 200 menu pages) for --extract.")
+def serve_demo(port, site_name) -> None:
+    """Serve a bundled demo site on 127.0.0.1 until Ctrl-C.
+
+    \b
+    Example (extraction from the blog site's 800 posts):
+      crawler serve-demo --site blog --port 8000 &
+      crawler crawl http://127.0.0.1:8000/ --out blog --max-pages 0 --delay 0 \\
+        --extract title=css:h1.post-title --extract post=css:div.post-body \\
+        --extract-exclude css:div.ad --extract-from '/\\d{4}/\\d{2}/\\d{2}/[^/?#]+\\.html$'
+    """
+    site = None
+    if site_name == "blog":
+        from demosite.blog import BlogSite
+        site = BlogSite()
+    server = _demo_server(site, port)
+    click.echo(f"serving the {site_name} demo site at {server.url} (Ctrl-C stops)")
     server.serve_forever()   # returns on Ctrl-C
     click.echo("stopped")
 
@@ -366,3 +454,26 @@ def _demo_server(site, port: int):
     except OSError as exc:
         raise click.UsageError(f"cannot start the demo site on port {port}: "
                                f"{exc.strerror or exc}; choose another --port") from None
+
+
+@cli.command("warc-index")
+@click.argument("path", metavar="DIR", type=click.Path(path_type=Path))
+def warc_index(path) -> None:
+    """Print a CDX index (one line per response or revisit record) of the
+    crawl.warc.gz in DIR (or of a .warc.gz file given directly).
+
+    \b
+    Example:
+      crawler crawl http://127.0.0.1:8000/ --out site --warc
+      crawler warc-index site > site.cdx
+    """
+    from controller.warc import WarcError, cdx_lines
+    warc = path / WARC_FILE if path.is_dir() else path
+    if not warc.is_file():
+        raise click.UsageError(f"{warc} does not exist: give a crawl directory made with --warc "
+                               f"(or a .warc.gz file)")
+    try:
+        for line in cdx_lines(warc):
+            click.echo(line)
+    except WarcError as exc:
+        raise click.UsageError(f"{warc}: {exc}") from None

@@ -48,8 +48,17 @@ class CrawlConfig:
     extractor: str = "lxml"           # page reader: lxml (fast), bs4 (reference), regex (paper's links)
     fold_www: bool = False            # treat www.host and host as one
     drop_query: bool = False          # drop every query string before dedup
+    drop_params: tuple[str, ...] = () # query parameter names (globs) dropped before dedup, e.g. utm_*
     retries: int = 2                  # extra attempts after connection errors, timeouts, 429 and 5xx
     retry_backoff: float = 0.5        # seconds; attempt n waits up to backoff * 2**n (full jitter)
     max_retry_after: float = 30.0     # seconds; a longer Retry-After gives up instead of waiting
     allow_private: bool = False       # follow links to private/loopback addresses even from public seeds
+    content_dedup: str = "exact"      # off | exact | near: which duplicate pages are recognised
+    simhash_distance: int = 5         # Hamming distance at most this = near duplicate (see experiments/README.md)
+    text_mode: str = "plain"          # plain: all visible text; main: the main content block only
+    extract: tuple[str, ...] = ()     # NAME=css:SELECTOR or NAME=xpath:EXPR, see textfilter.extract
+    extract_from: str = ""            # regex; extract only from pages whose URL matches ("" = all)
+    extract_exclude: tuple[str, ...] = ()  # css:/xpath: selectors of sub-nodes dropped before extracting
+    extract_jsonl: bool = False       # also write extracted.jsonl (exact lists of matches)
+    warc: bool = False                # also write crawl.warc.gz (request/response records)
     progress: bool = True             # print level summaries to stderr while crawling

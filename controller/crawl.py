@@ -8,6 +8,14 @@ URL_List, record the page, and repeat until a stop condition holds. Every
 piece of crawl state (seen-set, frontier, index, counters) is touched by
 this thread alone, apart from the seen-set check of redirect targets,
 which takes a lock.
+
+Content dedup: a page whose text an earlier page already had (same MD5 of
+its normalized text) is recorded with ``duplicate_of``, its files are not
+kept (its row points at the first copy's) and its links are not queued;
+with ``--content-dedup near`` a page within ``--simhash-distance`` of an
+earlier one is marked ``near_duplicate_of`` but kept and followed, because
+"near" is a threshold and losing a distinct page to a false match costs
+more than keeping a copy (index.csv lets users drop them afterwards).
 """
 from __future__ import annotations
 
@@ -19,18 +27,23 @@ from queue import Empty, SimpleQueue
 from dataclasses import dataclass, replace
 
 from controller.config import CrawlConfig
-from controller.resume import (JOURNAL_FILE, STATE_DIR, PreviousCrawl, load_previous,
-                               prepare_out_dir, save_settings)
+from controller.resume import (JOURNAL_FILE, STATE_DIR, WARC_FILE, PreviousCrawl, load_previous,
+                               prepare_out_dir, save_settings, settings_of)
 from controller.stats import build_stats
 from controller.digest import Digest, Digester, DigestJob, DigestPool
 from controller.store import PageStore
 from controller.tally import Snapshot, Tally
 from controller.trace import TraceLog, utc_now
+from controller.extracted import ExtractedWriter, ExtractionTally
+from controller.warc import WarcArchive
 from getpage import ADDRESS_CATEGORIES, FetchConfig, Fetcher, FetchResult, address_categories
+from textfilter.duplicates import ContentSeen, ContentVerdict
+from textfilter.extract import Extraction
 from urlfilter import SeenCache, TrapGuard, UrlRules, make_seen
 from urllist import MemoryFrontier, QueuedUrl
 from urllist.journal import QueueJournal, Replay, replay
 
+NO_VERDICT = ContentVerdict(None, None, None)
 POLL_SECONDS = 0.25  # how often the loop looks at stop requests while waiting
 PROGRESS_SECONDS = 0.2  # a progress display is updated at most this often
 MAX_IN_FLIGHT_PER_WORKER = 4  # fetched pages waiting for a parser, per fetch thread, at most
@@ -77,7 +90,20 @@ class Crawl:
         self.store = PageStore(config.out, append=resume)   # first: a bad --out fails before any lookup
         self.fetcher = fetcher or Fetcher(_fetch_config(config), redirect_check=self._redirect_check)
         self.digester = Digester(config.out, self.rules, config.extractor, config.fold_www,
-                                 config.drop_query)
+                                 config.drop_query, config.drop_params, config.text_mode,
+                                 near=config.content_dedup == "near",
+                                 extraction=_extraction(config))
+        self.contents = (ContentSeen(config.content_dedup == "near", config.simhash_distance)
+                         if config.content_dedup != "off" else None)
+        self.in_links: dict[str, int] = {}   # queued URL -> pages linking to it
+        self.extracted = self.extraction_tally = None
+        if config.extract:
+            names = self.digester.extraction.names
+            self.extracted = ExtractedWriter(config.out, names, config.extract_jsonl, append=resume)
+            self.extraction_tally = (ExtractionTally.read(config.out, names) if resume
+                                     else ExtractionTally(names))
+        self.warc = (WarcArchive(config.out / WARC_FILE, append=resume, info=settings_of(config))
+                     if config.warc else None)
         self.trace = TraceLog(config.out / "trace.log", append=resume)
         self.journal = QueueJournal(config.out / STATE_DIR / JOURNAL_FILE)
         self.tally = Tally()
@@ -190,16 +216,56 @@ class Crawl:
     def _record(self, item: QueuedUrl, visit: Visit) -> None:
         """Children are journaled before the page's index row, the commit mark."""
         result, digest = visit.result, visit.digest or Digest()
-        new = self._enqueue(digest.links, item.level + 1, item.id) if self._expands(item) else []
+        verdict = self._judge_content(item, digest)
+        original = verdict.duplicate_of
+        if original is not None:
+            digest = self._as_duplicate(item, digest, original)
+        expands = self._expands(item) and original is None
+        new = self._enqueue(digest.links, item.level + 1, item.id) if expands else []
         new_count = len(new) + self._children_before.pop(item.id, 0)
+        self._count_in_links(digest.links)
         self.store.add_edges(item.id, item.url, digest.links)
         error = result.error or digest.error
         self.trace.fetch(item.level, item.id, result.status, len(result.body),
                          result.elapsed_ms, item.url, error)
-        self.store.add_row(_row(item, visit, digest, new_count))
+        self._archive(item, result, digest, original)
+        self.store.add_row(_row(item, visit, digest, new_count, verdict))
         self.tally.count_page(item.level, error, digest, new_count, len(result.body))
+        self.tally.count_content(item.level, original is not None, verdict.near_duplicate_of is not None)
         self.frontier.done(item)
         self._close_levels()
+
+    # -- content: duplicates, extraction, WARC ----------------------------
+    def _judge_content(self, item: QueuedUrl, digest: Digest) -> ContentVerdict:
+        # A page without text is not a copy of every other empty page.
+        if self.contents is None or not digest.content_md5 or not digest.text_chars:
+            return NO_VERDICT
+        return self.contents.check(item.id, digest.content_md5, digest.simhash)
+
+    def _as_duplicate(self, item: QueuedUrl, digest: Digest, original: int) -> Digest:
+        """A duplicate keeps no files of its own (the parser process saved them
+        before the Controller, which holds the content memory, could judge)."""
+        for path in (digest.html_path, digest.text_path):
+            (self.config.out / path).unlink(missing_ok=True)
+        return replace(digest, html_path=f"pages/{original}.html",
+                       text_path=f"text/{original}.txt", extracted=None)
+
+    def _archive(self, item: QueuedUrl, result: FetchResult, digest: Digest,
+                 original: int | None) -> None:
+        """Extraction rows and WARC records go out before the index row (the
+        commit mark), so a resumed crawl can drop those of uncommitted pages."""
+        if self.extracted is not None and digest.extracted is not None:
+            self.extracted.add(item.id, item.url, digest.extracted)
+            self.extraction_tally.count(digest.extracted)
+        if self.warc is not None and result.exchanges:
+            revisit = self.warc.response_of(original) if original is not None else None
+            self.warc.write_page(result.exchanges, page_id=item.id, revisit_of=revisit)
+
+    def _count_in_links(self, links) -> None:
+        counts = self.in_links
+        for url in links:
+            if url in counts:   # only URLs that get a row (queued or redirect targets)
+                counts[url] += 1
 
     # -- URL_Filter and URL_List ------------------------------------------
     def _expands(self, item: QueuedUrl) -> bool:
@@ -214,6 +280,7 @@ class Crawl:
                     self.tally.skipped[reason] += 1
                 else:
                     items.append(QueuedUrl(self.frontier.next_id + len(items), url, level, parent_id))
+                    self.in_links[url] = 0
             self.journal.queued(items)
         self.frontier.push(items)
         return items
@@ -231,6 +298,7 @@ class Crawl:
             if not self.seen.add(target):
                 return "target already seen"
             self.journal.seen(self._worker.item_id, target)
+            self.in_links.setdefault(target, 0)
             return self.traps.admit(target)
 
     def _restore(self, previous: PreviousCrawl, journal: Replay) -> None:
@@ -243,6 +311,11 @@ class Crawl:
             self.traps.admit(url)
         for row in previous.rows:
             self.tally.count_row(row)
+            if self.contents is not None and row["content_md5"] and not row["duplicate_of"]:
+                self.contents.remember(int(row["id"]), row["content_md5"],
+                                       int(row["simhash"], 16) if row["simhash"] else None)
+        self.in_links = dict.fromkeys([item.url for item in journal.items] + marks, 0)
+        self._count_in_links(previous.link_targets())
         self._children_before = Counter(item.parent_id for item in journal.items
                                         if item.parent_id is not None and item.parent_id not in done)
         self._handed_out = len(done)
@@ -289,6 +362,10 @@ class Crawl:
         self.trace.end(reason, self.tally.urls, elapsed)
         self.store.write_stats(stats)
         self.store.close()
+        self.store.fill_in_links(self.in_links)
+        for writer in (self.extracted, self.warc):
+            if writer is not None:
+                writer.close()
         self.trace.close()
         self.journal.close()
         self.fetcher.close()
@@ -308,13 +385,19 @@ def _finished(done: SimpleQueue, timeout: float) -> list[Future]:
             return futures
 
 
+def _extraction(config: CrawlConfig) -> Extraction | None:
+    if not config.extract:
+        return None
+    return Extraction.from_specs(config.extract, config.extract_exclude, config.extract_from)
+
+
 def _fetch_config(config: CrawlConfig) -> FetchConfig:
     return FetchConfig(user_agent=config.user_agent, timeout=config.timeout,
                        max_redirects=config.max_redirects, max_bytes=config.max_bytes,
                        delay=config.delay, per_host=config.per_host,
                        obey_robots=config.obey_robots, retries=config.retries,
                        retry_backoff=config.retry_backoff, max_retry_after=config.max_retry_after,
-                       allowed_addresses=_allowed_addresses(config))
+                       allowed_addresses=_allowed_addresses(config), record_exchanges=config.warc)
 
 
 def _allowed_addresses(config: CrawlConfig) -> frozenset[str]:
@@ -326,7 +409,8 @@ def _allowed_addresses(config: CrawlConfig) -> frozenset[str]:
     return frozenset({"public"}) | address_categories(config.seeds)
 
 
-def _row(item: QueuedUrl, visit: Visit, digest: Digest, new_links: int) -> dict:
+def _row(item: QueuedUrl, visit: Visit, digest: Digest, new_links: int,
+         verdict: ContentVerdict) -> dict:
     result, saved = visit.result, bool(digest.html_path)
     return {
         "id": item.id, "url": item.url, "final_url": result.final_url, "level": item.level,
@@ -337,5 +421,8 @@ def _row(item: QueuedUrl, visit: Visit, digest: Digest, new_links: int) -> dict:
         "out_links": len(digest.links), "new_links": new_links, "fetched_at": visit.fetched_at,
         "elapsed_ms": round(result.elapsed_ms, 1), "html_path": digest.html_path,
         "text_path": digest.text_path, "error": result.error or digest.error,
-        "title": digest.title,
+        "title": digest.title, "content_md5": digest.content_md5, "body_md5": digest.body_md5,
+        "simhash": "" if digest.simhash is None else f"{digest.simhash:016x}",
+        "duplicate_of": verdict.duplicate_of, "near_duplicate_of": verdict.near_duplicate_of,
+        "hamming": verdict.hamming,
     }

@@ -1,9 +1,11 @@
 """The CPU-heavy half of handling a page, so it can run in worker processes.
 
 A *digest* of a fetched HTML page is: one parse (TextFilter + GetURLs), the
-stateless half of URL_Filter (normalize each link, apply the rules), and
-writing ``pages/<id>.html`` and ``text/<id>.txt``. What needs crawl state
-(the URL-seen set, trap counters, frontier, index) stays with the
+stateless half of URL_Filter (normalize each link, apply the rules), the
+page's content fingerprints (MD5 of its text and body, SimHash of its text),
+the extraction patterns, and writing ``pages/<id>.html`` and
+``text/<id>.txt``. What needs crawl state (the URL-seen set, the
+content-seen memory, trap counters, frontier, index) stays with the
 Controller, so dedup stays global and levels stay exact.
 
 Why processes: one CPython process runs Python on one core at a time (the
@@ -24,6 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from textfilter import parse
+from textfilter.parse import filtered_ratio
+from textfilter.fingerprint import body_md5, simhash, text_md5
+from textfilter.maintext import main_text
 from urlfilter import UrlRules, normalize
 
 
@@ -46,6 +51,10 @@ class Digest:
     html_path: str = ""
     text_path: str = ""
     error: str = ""                                      # "parse: ..." when the page could not be parsed
+    content_md5: str = ""                                # of the normalized text (textfilter.fingerprint)
+    body_md5: str = ""                                   # of the body bytes as saved
+    simhash: int | None = None                           # 64-bit SimHash of the text (near mode only)
+    extracted: dict[str, list[str]] | None = None        # --extract results; None: not a page to extract from
 
 
 @dataclass(frozen=True)
@@ -55,18 +64,31 @@ class Digester:
     extractor: str = "bs4"
     fold_www: bool = False
     drop_query: bool = False
+    drop_params: tuple[str, ...] = ()
+    text_mode: str = "plain"          # plain | main (textfilter.maintext)
+    near: bool = False                # compute SimHash (only --content-dedup near uses it)
+    extraction: object = None         # a textfilter.extract.Extraction, or None
 
     def __call__(self, job: DigestJob) -> Digest:
         try:
             parsed = parse(job.text, job.final_url, self.extractor)
+            text = main_text(job.text) if self.text_mode == "main" else parsed.text
+            extracted = self._extract(job)
         except Exception as exc:  # one odd page must not end a long crawl
             return Digest(error=f"parse: {type(exc).__name__}: {exc}")
         links, skipped = self.filter_links(parsed.links, parsed.base_url)
         html_path, text_path = f"pages/{job.page_id}.html", f"text/{job.page_id}.txt"
         (self.out / html_path).write_bytes(job.body)
-        (self.out / text_path).write_text(parsed.text, encoding="utf-8")
-        return Digest(parsed.title, len(parsed.text), parsed.source_chars, parsed.filtered_ratio,
-                      links, skipped, html_path, text_path)
+        (self.out / text_path).write_text(text, encoding="utf-8")
+        return Digest(parsed.title, len(text), parsed.source_chars,
+                      filtered_ratio(len(text), parsed.source_chars), links, skipped,
+                      html_path, text_path, content_md5=text_md5(text), body_md5=body_md5(job.body),
+                      simhash=simhash(text) if self.near else None, extracted=extracted)
+
+    def _extract(self, job: DigestJob) -> dict[str, list[str]] | None:
+        if self.extraction is None or not self.extraction.applies_to(job.final_url):
+            return None
+        return self.extraction.extract(job.text, job.final_url)
 
     def filter_links(self, hrefs, base: str | None) -> tuple[tuple[str, ...], dict[str, int]]:
         """Distinct normalized links that pass the rules, and counts of the rest."""
@@ -82,7 +104,8 @@ class Digester:
         return tuple(accepted), dict(skipped)
 
     def normalize(self, href: str, base: str | None) -> str | None:
-        return normalize(href, base, fold_www=self.fold_www, drop_query=self.drop_query)
+        return normalize(href, base, fold_www=self.fold_www, drop_query=self.drop_query,
+                         drop_params=self.drop_params)
 
 
 class DigestPool:

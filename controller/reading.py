@@ -22,6 +22,10 @@ from pathlib import Path
 
 from controller.store import INDEX_COLUMNS
 
+# Columns are only ever added at the end: an index written by 0.1.0 before
+# the content columns existed starts with these and is still read.
+FIRST_COLUMNS = INDEX_COLUMNS[:INDEX_COLUMNS.index("title") + 1]
+
 
 class ReportError(Exception):
     """The directory cannot be read as a crawl; the one-line message says why."""
@@ -41,6 +45,8 @@ class PageRow:
     new_links: int
     saved: bool                   # an HTML page was saved (pages/<id>.html)
     error: str                    # "" or "kind: detail"
+    duplicate_of: int | None = None       # id of the page with the same text
+    near_duplicate_of: int | None = None  # id of a page within the SimHash distance
 
 
 @dataclass(frozen=True)
@@ -136,12 +142,12 @@ def _read_index(path: Path, notes: list[str]) -> tuple[PageRow, ...]:
         notes.append("index.csv has no rows yet: the crawl has not recorded a page")
         return ()
     header, *body = list(csv.reader(lines))
-    if tuple(header[:len(INDEX_COLUMNS)]) != INDEX_COLUMNS:
+    if tuple(header[:len(FIRST_COLUMNS)]) != FIRST_COLUMNS:
         raise ReportError(f"{path} is not a crawler index: its header is not "
                           f"{','.join(INDEX_COLUMNS[:4])},... (is this a crawl directory?)")
     rows, bad = [], 0
     for cells in body:
-        row = _page_row(dict(zip(header, cells))) if len(cells) >= len(INDEX_COLUMNS) else None
+        row = _page_row(dict(zip(header, cells))) if len(cells) >= len(header) else None
         if row is None:
             bad += 1
         else:
@@ -159,9 +165,15 @@ def _page_row(cells: dict[str, str]) -> PageRow | None:
             content_type=cells["content_type"], bytes=int(cells["bytes"] or 0),
             filtered_ratio=float(cells["filtered_ratio"]) if cells["filtered_ratio"] else None,
             out_links=int(cells["out_links"] or 0), new_links=int(cells["new_links"] or 0),
-            saved=bool(cells["html_path"]), error=cells["error"])
+            saved=bool(cells["html_path"]), error=cells["error"],
+            duplicate_of=_optional_int(cells.get("duplicate_of")),
+            near_duplicate_of=_optional_int(cells.get("near_duplicate_of")))
     except ValueError:
         return None
+
+
+def _optional_int(cell: str | None) -> int | None:
+    return int(cell) if cell else None
 
 
 # -- trace.log ------------------------------------------------------------

@@ -44,13 +44,15 @@ MAX_TIMELINE_BUCKETS = 120
 # -- the terminal summary after a crawl -----------------------------------
 def level_table(stats: dict, expected: list[tuple[int, int]] | None = None) -> str:
     """The per-level table; with ``expected`` (urls, pages) per level, a check column."""
-    head = f"{'level':>5} {'urls':>7} {'pages':>7} {'errors':>7} {'new urls':>9} {'queue m':>8}"
+    head = (f"{'level':>5} {'urls':>7} {'pages':>7} {'errors':>7} {'dups':>5} {'near':>5} "
+            f"{'new urls':>9} {'queue m':>8}")
     if expected is not None:
         head += f"  {'expected':>15}"
     lines = [head]
     for row in stats["levels"]:
         m = "" if row["m"] is None else row["m"]
         line = (f"{row['level']:>5} {row['urls']:>7} {row['pages']:>7} {row['errors']:>7} "
+                f"{row.get('duplicates', 0):>5} {row.get('near_duplicates', 0):>5} "
                 f"{row['new_urls']:>9} {m:>8}")
         if expected is not None:
             line += "  " + _expected_cell(row, expected)
@@ -75,8 +77,31 @@ def summary_lines(stats: dict, out: Path) -> list[str]:
         f"stopped: {stats['stop_reason']} after {stats['elapsed_seconds']:.1f} s — "
         f"{stats['urls']} URLs{resumed}, {stats['pages']} pages saved, {stats['errors']} errors "
         f"({stats['pages_per_second']:.1f} URLs/s, {stats['kb_per_second']:.0f} KB/s)",
-        f"output:  {out}/  pages/ text/ index.csv edges.csv trace.log stats.json",
-    ]
+        f"output:  {out}/  pages/ text/ index.csv edges.csv trace.log stats.json"
+        + _extra_files(stats),
+    ] + _content_lines(stats)
+
+
+def _extra_files(stats: dict) -> str:
+    settings = stats.get("settings", {})
+    names = [name for name, on in (("extracted.csv", settings.get("extract")),
+                                   ("extracted.jsonl", settings.get("extract_jsonl")),
+                                   ("crawl.warc.gz", settings.get("warc"))) if on]
+    return "".join(f" {name}" for name in names)
+
+
+def _content_lines(stats: dict) -> list[str]:
+    content = stats.get("content") or {}
+    lines = []
+    if content.get("mode", "off") != "off":
+        near = (f", {content['near_duplicates']} near duplicates"
+                if content["mode"] == "near" else "")
+        lines.append(f"content: {content['duplicates']} exact duplicates (not saved again){near}")
+    extraction = content.get("extraction")
+    if extraction:
+        lines.append(f"extract: {extraction['extracted']:,} of {extraction['records']:,} records "
+                     f"({100 * extraction['rate']:.1f}%) from {extraction['pages']:,} pages")
+    return lines
 
 
 # -- the report's values ----------------------------------------------------
@@ -88,6 +113,8 @@ class LevelRow:
     errors: int
     new_urls: int      # URLs this level's pages added to the queue
     m: int | None      # queue total when the level was finished; None: not finished
+    duplicates: int = 0       # rows with duplicate_of (exact: same text as an earlier page)
+    near_duplicates: int = 0  # rows with near_duplicate_of
 
 
 @dataclass(frozen=True)
@@ -247,7 +274,9 @@ def _levels(rows: tuple[PageRow, ...], events, stats: dict | None) -> tuple[Leve
         by_level.setdefault(row.level, []).append(row)
     return tuple(
         LevelRow(k, len(group), sum(r.saved for r in group), sum(bool(r.error) for r in group),
-                 sum(r.new_links for r in group), flags.get(k))
+                 sum(r.new_links for r in group), flags.get(k),
+                 sum(r.duplicate_of is not None for r in group),
+                 sum(r.near_duplicate_of is not None for r in group))
         for k, group in sorted(by_level.items()))
 
 
@@ -434,14 +463,20 @@ def _overview(report: Report) -> Table:
 
 
 def _level_section(report: Report) -> Table:
-    rows = [(str(r.level), str(r.urls), str(r.pages), str(r.errors), str(r.new_urls),
-             "…" if r.m is None else str(r.m)) for r in report.levels]
+    rows = [(str(r.level), str(r.urls), str(r.pages), str(r.errors), str(r.duplicates),
+             str(r.near_duplicates), str(r.new_urls), "…" if r.m is None else str(r.m))
+            for r in report.levels]
     rows.append(("total", str(report.urls), str(report.pages), str(report.errors),
+                 str(sum(r.duplicates for r in report.levels)),
+                 str(sum(r.near_duplicates for r in report.levels)),
                  str(sum(r.new_urls for r in report.levels)), ""))
     notes = ["m = the queue total when the level was finished (the design paper's level flag); "
-             "… = the level is not finished"]
-    return Table("Levels", ("level", "urls", "pages", "errors", "new urls", "queue m"),
-                 tuple(rows), tuple(notes), align="rrrrrr")
+             "… = the level is not finished",
+             "dups = pages whose text an earlier page had (duplicate_of: not saved again, links "
+             "not followed); near = within the SimHash distance of an earlier page "
+             "(near_duplicate_of, with --content-dedup near)"]
+    return Table("Levels", ("level", "urls", "pages", "errors", "dups", "near", "new urls",
+                            "queue m"), tuple(rows), tuple(notes), align="rrrrrrrr")
 
 
 def _speed_section(speed: Speed) -> Table:

@@ -14,30 +14,47 @@ import csv
 import json
 import os
 import shutil
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from controller.config import CrawlConfig
+from controller.extracted import keep_rows_of as keep_extracted_rows_of
 from controller.store import INDEX_COLUMNS, OutputError
+from controller.warc import trim as trim_warc
 from urllist.journal import cut_torn_line
 
 STATE_DIR = "state"
 SETTINGS_FILE = "settings.json"
 JOURNAL_FILE = "queue.log"
+WARC_FILE = "crawl.warc.gz"
 CRAWL_FILES = ("pages", "text", STATE_DIR, "index.csv", "edges.csv", "trace.log",
-               "stats.json", "stats.json.tmp")
+               "stats.json", "stats.json.tmp", "index.csv.tmp", WARC_FILE,
+               "extracted.csv", "extracted.jsonl")
 # Settings that decide which URLs exist and at which level: a resumed crawl
 # must use the same ones, or its result would match neither setting.
 MUST_MATCH = ("seeds", "scope", "include", "exclude", "max_depth", "max_url_length",
               "max_path_repeats", "max_pages_per_host", "max_query_variants", "dedup",
               "bloom_capacity", "bloom_error", "extractor", "fold_www", "drop_query",
-              "obey_robots")
+              "obey_robots", "drop_params", "content_dedup", "simhash_distance", "text_mode",
+              "extract", "extract_from", "extract_exclude", "extract_jsonl", "warc")
 
 
 @dataclass(frozen=True)
 class PreviousCrawl:
     rows: list[dict]        # committed index.csv rows, in file order
     done_ids: set[int]
+    out: Path
+
+    def link_targets(self) -> Iterator[str]:
+        """to_url of every edges.csv line (only committed pages' lines are left)."""
+        if not (self.out / "edges.csv").exists():
+            return
+        with open(self.out / "edges.csv", newline="", encoding="utf-8") as f:
+            reader = csv.reader(f)
+            next(reader, None)
+            for row in reader:
+                yield row[2]
 
 
 def prepare_out_dir(config: CrawlConfig, resume: bool, overwrite: bool) -> None:
@@ -76,7 +93,7 @@ def save_settings(config: CrawlConfig) -> None:
 def settings_of(config: CrawlConfig) -> dict:
     settings = asdict(config)
     settings["out"] = str(config.out)
-    for name in ("seeds", "include", "exclude"):
+    for name in ("seeds", "include", "exclude", "drop_params", "extract", "extract_exclude"):
         settings[name] = list(settings[name])
     return settings
 
@@ -90,7 +107,10 @@ def load_previous(out: Path) -> PreviousCrawl:
                 None not in row.values()]
     done = {int(row["id"]) for row in rows}
     _keep_edges_of(out / "edges.csv", done)
-    return PreviousCrawl(rows, done)
+    keep_extracted_rows_of(out, done)
+    if (out / WARC_FILE).exists():
+        trim_warc(out / WARC_FILE, done)
+    return PreviousCrawl(rows, done, out)
 
 
 def _difference(saved: dict, config: CrawlConfig) -> str:

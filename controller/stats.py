@@ -31,9 +31,20 @@ def build_stats(crawl, stop_reason: str, elapsed: float) -> dict:
         "skipped_links": dict(tally.skipped),
         "filtered_ratio": tally.filtered_ratio(),
         "dedup": {"algorithm": config.dedup, **crawl.seen.stats()},
+        "content": _content(crawl),
         "settings": _settings(config),
         "python": platform.python_version(),
     }
+
+
+def _content(crawl) -> dict:
+    levels = crawl.tally.levels
+    content = {"mode": crawl.config.content_dedup,
+               "duplicates": sum(level.duplicates for level in levels),
+               "near_duplicates": sum(level.near_duplicates for level in levels)}
+    if crawl.extraction_tally is not None:
+        content["extraction"] = crawl.extraction_tally.as_dict()
+    return content
 
 
 def _settings(config) -> dict:

@@ -3,6 +3,7 @@
 Layout (the contract; columns are only ever added at the end):
   pages/<id>.html  raw response bytes      text/<id>.txt  TextFilter text, UTF-8
   index.csv        one row per fetched URL  edges.csv     from_id,from_url,to_url
+                   (in_links is filled in when the crawl stops: see fill_in_links)
   stats.json       totals, written at the end (and on Ctrl-C)
 File names come from ids, never from URL text, so no URL can write outside DIR.
 Rows are flushed as they are written, so a killed crawl leaves readable files.
@@ -18,6 +19,8 @@ INDEX_COLUMNS = (
     "id", "url", "final_url", "level", "parent_id", "status", "content_type",
     "encoding", "bytes", "text_chars", "filtered_ratio", "out_links", "new_links",
     "fetched_at", "elapsed_ms", "html_path", "text_path", "error", "title",
+    "content_md5", "body_md5", "simhash", "duplicate_of", "near_duplicate_of", "hamming",
+    "in_links",
 )
 EDGE_COLUMNS = ("from_id", "from_url", "to_url")
 
@@ -63,6 +66,26 @@ class PageStore:
         self.sync()
         self._index_file.close()
         self._edges_file.close()
+
+    def fill_in_links(self, in_links: dict[str, int]) -> None:
+        """Rewrite index.csv with each row's in_links (links to its url, plus to its
+        final_url after a redirect). Only known when the crawl stops: later pages
+        link to earlier ones. Write-then-rename, so a kill here keeps the old file."""
+        path, tmp = self.out / "index.csv", self.out / "index.csv.tmp"
+        column = INDEX_COLUMNS.index("in_links")
+        with open(path, newline="", encoding="utf-8") as src, \
+                open(tmp, "w", newline="", encoding="utf-8") as dst:
+            reader, writer = csv.reader(src), csv.writer(dst)
+            writer.writerow(next(reader))
+            for row in reader:
+                if len(row) == len(INDEX_COLUMNS):
+                    url, final = row[1], row[2]
+                    count = in_links.get(url, 0) + (in_links.get(final, 0) if final != url else 0)
+                    row[column] = str(count)
+                writer.writerow(row)
+            dst.flush()
+            os.fsync(dst.fileno())
+        os.replace(tmp, path)
 
 
 def _cell(value) -> str:

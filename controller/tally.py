@@ -12,6 +12,8 @@ class LevelTally:
     errors: int = 0      # rows with an error
     new_urls: int = 0    # URLs this level's pages added to the queue
     m: int | None = None  # queue total when the level was finished (the level flag)
+    duplicates: int = 0  # pages whose text an earlier page already had (duplicate_of)
+    near_duplicates: int = 0  # pages within --simhash-distance of an earlier page
 
 
 @dataclass(frozen=True)
@@ -60,11 +62,17 @@ class Tally:
         if saved:
             self.count_text(digest.source_chars, digest.text_chars, digest.filtered_ratio)
 
+    def count_content(self, level: int, duplicate: bool, near: bool) -> None:
+        row = self.level(level)
+        row.duplicates += duplicate
+        row.near_duplicates += near
+
     def count_row(self, row: dict) -> None:
         """Count an index.csv row of an earlier run (resume)."""
         saved = bool(row["html_path"])
         self.count_fetch(int(row["level"]), row["error"], saved, int(row["new_links"] or 0),
                          int(row["bytes"] or 0))
+        self.count_content(int(row["level"]), bool(row["duplicate_of"]), bool(row["near_duplicate_of"]))
         if saved:
             text_chars, ratio = int(row["text_chars"]), float(row["filtered_ratio"])
             # index.csv keeps the ratio, not the source length; this recovers it.

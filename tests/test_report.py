@@ -368,7 +368,7 @@ def test_text_markdown_and_json_carry_the_same_report(demo):
                   "Filtered ratio", "Top pages by in-links", "Top pages by out-links",
                   "Dedup counters"):
         assert f"\n{title}\n" in text and f"\n## {title}\n" in markdown
-    assert "| level | urls | pages | errors | new urls | queue m |" in markdown
+    assert "| level | urls | pages | errors | dups | near | new urls | queue m |" in markdown
     assert json.loads(render_report(report, "json")) == json.loads(json.dumps(asdict(report)))
     levels_text = text.split("\nLevels\n")[1].split("\n\n")[0]
     assert level_table(stats).splitlines()[1].split() == levels_text.splitlines()[1].split()

@@ -1,0 +1,374 @@
+"""WARC output: the crawl as a web archive (crawl.warc.gz), its CDX index,
+and the repair that --resume needs.
+
+Owns the layout of the archive: one warcinfo record per run (software,
+format, the crawl settings), then for every page, in commit order, a
+request and a response record per HTTP exchange (redirect hops included),
+written with warcio. Each record is its own gzip member and the file is
+flushed after every page, so a killed crawl leaves whole records plus at
+most one torn member; ``trim`` cuts that and the records of pages that were
+never committed.
+
+Records hold what came over the wire (``getpage.Exchange``): the request
+head as sent, the response headers as received and the body before content
+decoding (a gzip body stays gzip). One exception: http.client removes the
+chunked transfer coding before the crawler sees a body, so a response sent
+with ``Transfer-Encoding: chunked`` is recorded de-chunked and without that
+header, the practice of tools that cannot keep the chunk framing (a record
+that kept the header would lie about its block). A body that was not read
+to its end carries ``WARC-Truncated``.
+
+Every record of a page carries the extension field ``WARC-Crawler-Page-Id``
+(the page's id in index.csv): ``trim`` keeps records by it.
+
+Exact duplicates: a page whose final response has the same payload digest
+as the original's is written as a ``revisit`` record (profile
+identical-payload-digest, headers only) that refers to the original.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import ipaddress
+import json
+import os
+import uuid
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from warcio.archiveiterator import ArchiveIterator
+from warcio.exceptions import ArchiveLoadFailed
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
+
+from getpage import Exchange
+
+PAGE_ID = "WARC-Crawler-Page-Id"
+REVISIT_PROFILE = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+CDX_HEADER = " CDX N b a m s k r M S V g"
+# Headers that describe the transfer, not the message: the payload is
+# stored with the transfer coding removed (see the module docstring).
+_TRANSFER_HEADERS = frozenset({"transfer-encoding"})
+_READ_BLOCK = 64 * 1024
+_HEAD_BYTES = 16 * 1024  # a WARC record's own header block fits in this
+
+
+class WarcError(Exception):
+    """The file is not a readable WARC (message says why)."""
+
+
+@dataclass(frozen=True)
+class RevisitTarget:
+    """What a revisit record needs to know about the response it repeats."""
+
+    uri: str             # WARC-Target-URI of the original response
+    date: str            # its WARC-Date
+    record_id: str       # its WARC-Record-ID, "<urn:uuid:...>"
+    payload_digest: str  # its WARC-Payload-Digest, "sha1:" + base32
+
+
+class WarcArchive:
+    """An open crawl.warc.gz. Not thread-safe: the Controller writes pages
+    from one thread, in commit order.
+
+    ``append``: keep the records already there (after ``trim``) and add a
+    new warcinfo record for this run; otherwise start a new file. ``info``:
+    the crawl settings, written into the warcinfo record (non-string values
+    as JSON).
+
+    Memory: for every page whose final response is complete and 2xx (the
+    pages a duplicate can repeat) the archive remembers its URL and about
+    120 characters (date, record id, digest): roughly 350 bytes plus the
+    URL per page, until ``close``.
+    """
+
+    def __init__(self, path: Path, *, append: bool, info: dict) -> None:
+        self.path = path
+        self._file = open(path, "ab" if append else "wb")
+        self._writer = WARCWriter(self._file, gzip=True, warc_version="1.1")
+        self._responses: dict[int, tuple[str, str]] = {}
+        self._write_info(info)
+
+    def write_page(self, exchanges: Iterable[Exchange], *, page_id: int,
+                   revisit_of: RevisitTarget | None = None) -> None:
+        """Write a request and a response record for each exchange of page
+        ``page_id``, then flush.
+
+        With ``revisit_of`` (the original of an exact duplicate), the last
+        exchange's response becomes a revisit record, if its payload is
+        complete and has that same digest; otherwise it is written in full.
+        """
+        exchanges = tuple(exchanges)
+        for number, exchange in enumerate(exchanges, 1):
+            last = number == len(exchanges)
+            digest = payload_digest(exchange.payload)
+            response_id = _record_id()
+            self._writer.write_record(self._request_record(exchange, page_id, response_id))
+            if last and revisit_of and not exchange.truncated and digest == revisit_of.payload_digest:
+                self._writer.write_record(
+                    self._revisit_record(exchange, page_id, response_id, revisit_of))
+                continue
+            self._writer.write_record(
+                self._response_record(exchange, page_id, response_id, digest))
+            if last and not exchange.truncated and 200 <= exchange.status < 300:
+                date = exchange.request.sent_at
+                self._responses[page_id] = (exchange.url, f"{date} {response_id} {digest}")
+        self._file.flush()
+
+    def response_of(self, page_id: int) -> RevisitTarget | None:
+        """The final response written in this run for page ``page_id`` (None
+        if there is none: another run wrote it, or it was no complete 2xx)."""
+        known = self._responses.get(page_id)
+        if known is None:
+            return None
+        date, record_id, digest = known[1].split(" ")
+        return RevisitTarget(uri=known[0], date=date, record_id=record_id, payload_digest=digest)
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> WarcArchive:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- records -----------------------------------------------------------
+
+    def _write_info(self, info: dict) -> None:
+        fields = {"software": f"bfs-crawler/{_version()}", "format": "WARC File Format 1.1",
+                  "conformsTo": "https://iipc.github.io/warc-specifications/specifications/"
+                                "warc-format/warc-1.1/"}
+        fields.update({name: value if isinstance(value, str) else json.dumps(value, default=str)
+                       for name, value in info.items()})
+        body = "".join(f"{name}: {_one_line(value)}\r\n" for name, value in fields.items())
+        payload = body.encode("utf-8")
+        record = self._writer.create_warc_record(
+            "", "warcinfo", payload=io.BytesIO(payload), length=len(payload),
+            warc_content_type="application/warc-fields",
+            warc_headers_dict={"WARC-Filename": self.path.name, "WARC-Date": _now()})
+        self._writer.write_record(record)
+        self._file.flush()
+
+    def _request_record(self, exchange: Exchange, page_id: int, response_id: str):
+        sent = exchange.request
+        head = StatusAndHeaders(f"{sent.method} {sent.target} {sent.version}", list(sent.headers),
+                                is_http_request=True)
+        fields = self._fields(exchange, page_id)
+        fields["WARC-Concurrent-To"] = response_id
+        return self._writer.create_warc_record(exchange.url, "request", http_headers=head,
+                                               warc_headers_dict=fields)
+
+    def _response_record(self, exchange: Exchange, page_id: int, response_id: str, digest: str):
+        fields = self._fields(exchange, page_id)
+        fields["WARC-Record-ID"] = response_id
+        fields["WARC-Payload-Digest"] = digest  # computed once, here; warcio then skips it
+        if exchange.truncated:
+            fields["WARC-Truncated"] = exchange.truncated
+        return self._writer.create_warc_record(
+            exchange.url, "response", payload=io.BytesIO(exchange.payload),
+            length=len(exchange.payload), http_headers=_response_head(exchange),
+            warc_headers_dict=fields)
+
+    def _revisit_record(self, exchange: Exchange, page_id: int, response_id: str,
+                        original: RevisitTarget):
+        fields = self._fields(exchange, page_id)
+        fields["WARC-Record-ID"] = response_id
+        fields["WARC-Refers-To"] = original.record_id
+        record = self._writer.create_revisit_record(
+            exchange.url, original.payload_digest, original.uri, original.date,
+            http_headers=_response_head(exchange), warc_headers_dict=fields)
+        # warcio names the profile after the writer's version; say it exactly.
+        record.rec_headers.replace_header("WARC-Profile", REVISIT_PROFILE)
+        return record
+
+    @staticmethod
+    def _fields(exchange: Exchange, page_id: int) -> dict[str, str]:
+        fields = {"WARC-Date": exchange.request.sent_at or _now(), PAGE_ID: str(page_id)}
+        if exchange.request.ip_address:
+            fields["WARC-IP-Address"] = exchange.request.ip_address
+        return fields
+
+
+def payload_digest(payload: bytes) -> str:
+    """WARC-Payload-Digest of ``payload`` as warcio writes it: "sha1:" + base32."""
+    return "sha1:" + base64.b32encode(hashlib.sha1(payload).digest()).decode("ascii")
+
+
+def _response_head(exchange: Exchange) -> StatusAndHeaders:
+    status = f"{exchange.status} {exchange.reason}" if exchange.reason else str(exchange.status)
+    headers = [(name, value) for name, value in exchange.headers
+               if name.lower() not in _TRANSFER_HEADERS]
+    return StatusAndHeaders(status, headers, protocol=exchange.version)
+
+
+def _record_id() -> str:
+    return f"<urn:uuid:{uuid.uuid4()}>"
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _one_line(value: str) -> str:
+    """A warc-fields value must not break its line."""
+    return value.replace("\r", " ").replace("\n", " ")
+
+
+def _version() -> str:
+    try:
+        return version("bfs-crawler")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+# -- resume: trim ------------------------------------------------------------
+
+def trim(path: Path, committed: set[int]) -> int:
+    """Cut ``path`` after the longest prefix of whole records that are
+    warcinfo records or belong to committed pages (by ``WARC-Crawler-Page-Id``);
+    return how many records are kept.
+
+    Drops a torn last gzip member and the records of pages whose index row
+    was never written (a resumed crawl fetches those pages again).
+    """
+    kept, end = 0, 0
+    with open(path, "rb") as f:
+        for offset, length, head in _whole_members(f):
+            page = _field(head, PAGE_ID)
+            if page is not None and (not page.isdigit() or int(page) not in committed):
+                break
+            kept, end = kept + 1, offset + length
+    os.truncate(path, end)
+    return kept
+
+
+def _whole_members(f: io.BufferedReader) -> Iterator[tuple[int, int, bytes]]:
+    """(offset, compressed length, first bytes decompressed) of each gzip
+    member of ``f``, in order, stopping at the first one that is torn or
+    broken. A member counts as whole when zlib reaches its end (which
+    checks the gzip trailer's CRC and length)."""
+    offset, pending = 0, b""
+    while True:
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        head, fed = b"", 0
+        data = pending or f.read(_READ_BLOCK)
+        if not data:
+            return
+        while True:
+            try:
+                out = inflater.decompress(data)
+            except zlib.error:
+                return
+            if len(head) < _HEAD_BYTES:
+                head += out[:_HEAD_BYTES - len(head)]
+            fed += len(data)
+            if inflater.eof:
+                break
+            data = f.read(_READ_BLOCK)
+            if not data:
+                return  # torn: the file ends inside this member
+        pending = inflater.unused_data
+        length = fed - len(pending)
+        yield offset, length, head
+        offset += length
+
+
+def _field(head: bytes, name: str) -> str | None:
+    """The value of WARC header field ``name`` in a record's first bytes."""
+    block = head.partition(b"\r\n\r\n")[0].decode("utf-8", "replace")
+    wanted = name.lower()
+    for line in block.split("\r\n")[1:]:
+        key, _, value = line.partition(":")
+        if key.strip().lower() == wanted:
+            return value.strip()
+    return None
+
+
+# -- index: CDX ----------------------------------------------------------------
+
+def cdx_lines(path: Path) -> Iterator[str]:
+    """A CDX index of ``path``: the header line " CDX N b a m s k r M S V g",
+    then one line per response or revisit record, in file order, with the
+    eleven space-separated fields of the classic wayback/pywb layout:
+
+    N  SURT key of the URL (host labels reversed, "www." dropped, lower
+       case, query arguments sorted; e.g. ``org,example)/a?b=1&c=2``)
+    b  14-digit timestamp from WARC-Date (YYYYMMDDhhmmss, UTC)
+    a  original URL (WARC-Target-URI)
+    m  media type of the HTTP response ("warc/revisit" for a revisit,
+       "unk" when there is none)
+    s  HTTP status ("-" for a revisit)
+    k  payload digest, base32 without the "sha1:" prefix
+    r  redirect, M meta tags: always "-"
+    S  length of the record's gzip member in bytes, V its offset in the file
+    g  the file name
+
+    Raises WarcError if the file cannot be read as WARC.
+    """
+    yield CDX_HEADER
+    with open(path, "rb") as f:
+        records = ArchiveIterator(f)
+        try:
+            for record in records:
+                if record.rec_type not in ("response", "revisit"):
+                    continue
+                records.read_to_end(record)
+                yield _cdx_line(record, records.get_record_length(),
+                                records.get_record_offset(), path.name)
+        except ArchiveLoadFailed as exc:
+            raise WarcError(str(exc).strip()) from exc
+
+
+def _cdx_line(record, length: int, offset: int, filename: str) -> str:
+    fields = record.rec_headers
+    url = fields.get_header("WARC-Target-URI") or "-"
+    digest = (fields.get_header("WARC-Payload-Digest") or "-").removeprefix("sha1:")
+    if record.rec_type == "revisit":
+        mime, status = "warc/revisit", "-"
+    else:
+        http = record.http_headers
+        content_type = http.get_header("Content-Type") if http else None
+        mime = (content_type or "").partition(";")[0].strip().lower() or "unk"
+        status = http.get_statuscode() if http else "-"
+    return " ".join([surt(url), _timestamp(fields.get_header("WARC-Date") or ""), url, mime,
+                     status, digest, "-", "-", str(length), str(offset), filename])
+
+
+def _timestamp(warc_date: str) -> str:
+    digits = "".join(ch for ch in warc_date if ch.isdigit())
+    return digits[:14].ljust(14, "0")
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+def surt(url: str) -> str:
+    """The SURT sort key of ``url``, simplified: scheme and user info
+    dropped, host lower case with "www." dropped and its labels reversed
+    (an IP address stays as it is),
+    default ports dropped, path and query lower case, query arguments
+    sorted. ``http://www.Example.org:80/A?b=2&a=1`` -> ``org,example)/a?a=1&b=2``."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return url.lower()
+    host = (parts.hostname or "").removeprefix("www.")
+    key = host if _is_address(host) else ",".join(reversed(host.split(".")))
+    if port is not None and port != {"http": 80, "https": 443}.get(parts.scheme):
+        key += f":{port}"
+    path = (parts.path or "/").lower()
+    query = "&".join(sorted(parts.query.lower().split("&"))) if parts.query else ""
+    return f"{key}){path}" + (f"?{query}" if query else "")
