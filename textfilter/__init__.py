@@ -11,6 +11,12 @@ parse(..., "bs4") reads everything from one BeautifulSoup tree (the readable
 reference); parse(..., "lxml") reads everything from one lxml tree, five to
 ten times faster, with the same answers (fast.py says how, and when it hands
 a page back to the reference).
+
+What else a page's text is used for, each in its own module:
+    maintext.main_text(html) -> the main content block only (--text main)
+    fingerprint.text_md5 / body_md5 / simhash -> a page's fingerprints
+    duplicates.ContentSeen -> the crawl's memory of page contents (exact, near)
+    extract.Extraction -> --extract patterns (CSS or XPath) applied to a page
 """
 from textfilter.links import EXTRACTORS, extract_links
 from textfilter.parse import parse

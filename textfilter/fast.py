@@ -91,7 +91,7 @@ def read_page(html: str) -> Reading | None:
     if title is None:
         return None
     base_href, links = base_and_links(_url_attributes(top))
-    return Reading(text=_text(top), title=title, base_href=base_href, links=links)
+    return Reading(text=layout_text(top), title=title, base_href=base_href, links=links)
 
 
 def _parsed(html: str) -> etree.HTMLParser:
@@ -120,8 +120,9 @@ def _top_level_elements(root: etree._Element) -> list[etree._Element]:
 
 # -- the text -------------------------------------------------------------------------
 
-def _text(top: list[etree._Element]) -> str:
-    """The rules of text.page_text, in two passes: the walk lays the pieces of
+def layout_text(top: list[etree._Element]) -> str:
+    """The text of these elements laid out by the rules of text.page_text (also
+    used by maintext.py, so the two texts cannot drift apart). Two passes: the walk lays the pieces of
     text and the line and cell ends out in one list, then string operations
     in C cut it into lines and cells."""
     parts: list[str] = []

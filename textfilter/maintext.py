@@ -7,8 +7,8 @@ and lays the kept block out exactly as the plain filter does (text.py: one
 line per block, white space collapsed, table cells joined by tabs), so the
 two texts can be compared line for line. Pure: no network, no files.
 
-The layout is fast.py's own (its private _text, imported here so that the
-two texts cannot drift apart). The heuristic, in four steps, on one tree:
+The layout is fast.py's own (layout_text, so that the two texts cannot
+drift apart). The heuristic, in four steps, on one tree:
 
 1. Boilerplate: an element is left out with everything inside when
    - its tag is nav, aside, form, footer, button, select, dialog or menu;
@@ -60,7 +60,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from textfilter.fast import _text as _layout
+from textfilter.fast import layout_text
 from textfilter.parse import parse
 from textfilter.text import DROPPED
 from textfilter.tree import without_surrogates
@@ -107,10 +107,10 @@ def main_text(html: str) -> str:
     block = _block(body, tally)
     heading = _heading_above(block, tally)
     _cut_link_lists(block, tally)
-    text = _layout([block])
+    text = layout_text([block])
     if not text:
         return _plain(html)
-    return f"{_layout([heading])}\n{text}" if heading is not None else text
+    return f"{layout_text([heading])}\n{text}" if heading is not None else text
 
 
 def _plain(html: str) -> str:
