@@ -211,6 +211,7 @@ class Report:
     dedup: dict | None                # stats.json "dedup": the URL-seen algorithm's counters
     skipped_links: dict | None        # stats.json "skipped_links": links not queued, by reason
     timeline: Timeline
+    content: dict | None = None       # stats.json "content": duplicates and extraction, flattened
 
 
 # -- building it --------------------------------------------------------------
@@ -242,6 +243,7 @@ def build_report(crawl_dir: Path, *, top: int = TOP_LINKS) -> Report:
         top_in_links=_top(files.links.in_links, top),
         top_out_links=_top(files.links.out_links, top),
         dedup=(files.stats or {}).get("dedup"), skipped_links=(files.stats or {}).get("skipped_links"),
+        content=_content(files.stats),
         timeline=_timeline(runs))
 
 
@@ -442,8 +444,27 @@ def _sections(report: Report) -> list[Table]:
                  _dict_section("Dedup counters", "counter", report.dedup,
                                "the URL-seen algorithm's counters, from stats.json"),
                  _dict_section("Skipped links", "reason", report.skipped_links,
-                               "links not queued, by reason, from stats.json")]
+                               "links not queued, by reason, from stats.json"),
+                 _dict_section("Content", "counter", report.content,
+                               "pages marked duplicate_of / near_duplicate_of in index.csv, and "
+                               "--extract's records: (page, NAME) pairs that matched, from "
+                               "stats.json")]
     return sections
+
+
+def _content(stats: dict | None) -> dict | None:
+    content = (stats or {}).get("content")
+    if content is None:
+        return None
+    flat = {key: value for key, value in content.items() if key != "extraction"}
+    extraction = content.get("extraction")
+    if extraction:
+        flat["extraction pages"] = extraction["pages"]
+        flat["extraction records"] = f"{extraction['extracted']} of {extraction['records']}"
+        flat["extraction rate"] = f"{100 * extraction['rate']:.1f}%"
+        for name, missed in extraction["missed_by_name"].items():
+            flat[f"pages where {name} matched nothing"] = missed
+    return flat
 
 
 def _overview(report: Report) -> Table:

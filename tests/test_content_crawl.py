@@ -3,6 +3,7 @@
 sent and what its generator planted."""
 import csv
 import json
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -208,6 +209,12 @@ def test_the_extraction_command_line_reports_the_rate(tmp_path):
             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "extract: 80 of 80 records (100.0%) from 40 pages" in result.stdout
+    report = subprocess.run([sys.executable, "-m", "controller", "report", str(tmp_path / "b")],
+                            capture_output=True, text=True, check=True).stdout
+    content = report[report.index("\nContent\n"):]
+    assert re.search(r"extraction records +80 of 80\n", content)
+    assert re.search(r"extraction rate +100\.0%\n", content)
+    assert re.search(r"pages where title matched nothing +0\n", content)
 
 
 @pytest.mark.parametrize("args, message", [
