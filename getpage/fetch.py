@@ -501,12 +501,13 @@ class _Tap:
     content coding they are the very chunks the body is joined from.
     """
 
-    __slots__ = ("sent", "chunks", "decoder", "complete")
+    __slots__ = ("sent", "chunks", "coding", "decoder", "complete")
 
     def __init__(self, sent: SentRequest, response: urllib3.BaseHTTPResponse) -> None:
         self.sent = sent
         self.chunks: list[bytes] = []
-        self.decoder = _content_decoder(response.headers.get("content-encoding", ""))
+        self.coding = response.headers.get("content-encoding", "")
+        self.decoder: urllib3.response.ContentDecoder | None = None
         self.complete = False  # the body was read to its end
 
     def decoded(self, wire: Iterator[bytes]) -> Iterator[bytes]:
@@ -514,8 +515,11 @@ class _Tap:
 
         At most CHUNK_BYTES come out of one decoder call, so a compression
         bomb is stopped by the caller's size limit before it is inflated.
+        The decoder is made here, while the body is read: a Content-Encoding
+        urllib3 refuses (a chain of six codings) then fails as a read does,
+        into an error value, not out of the fetch.
         """
-        decoder = self.decoder
+        decoder = self.decoder = _content_decoder(self.coding)
         for raw in wire:
             self.chunks.append(raw)
             if decoder is None:

@@ -222,6 +222,22 @@ def test_recording_decodes_as_urllib3_does(server, coding, encoded):
         assert result.body == OTHER and result.exchanges[0].payload == encoded
 
 
+def test_a_content_encoding_urllib3_refuses_is_an_error_value_when_recording(server):
+    """Six codings in a chain: urllib3 refuses to build the decoder. Recording
+    must fail the way a plain fetch does, not raise out of the crawl."""
+    body = HTML
+    for _ in range(6):
+        body = gzip.compress(body)
+    server.routes["/six.html"] = lambda handler: send(
+        handler, 200, body, {"Content-Type": "text/html", "Content-Encoding": ", ".join(["gzip"] * 6)})
+    with Fetcher(local_config(UA, delay=0, timeout=3)) as plain, recording_fetcher() as recording:
+        expected, result = plain.fetch(server.url("/six.html")), recording.fetch(server.url("/six.html"))
+    assert expected.error and (result.status, result.body, result.error) == \
+        (expected.status, expected.body, expected.error)
+    (exchange,) = result.exchanges
+    assert exchange.status == 200 and exchange.truncated == "unspecified"
+
+
 def test_unwanted_body_is_not_read(server, fetcher):
     result = fetcher.fetch(server.url("/image.png"))
     (exchange,) = result.exchanges
