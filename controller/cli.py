@@ -208,7 +208,7 @@ def _saved_settings(ctx, out: Path, seeds, options: dict):
 def make_config(seeds, out: Path, options: dict) -> CrawlConfig:
     quiet = options.pop("quiet")
     options["obey_robots"] = not options.pop("ignore_robots")
-    options["drop_params"] = _checked(check_drop_param, options["drop_params"], "--drop-param")
+    options["drop_params"] = _checked(check_drop_param, options["drop_params"])
     seeds = _check_seeds(seeds, fold_www=options["fold_www"], drop_query=options["drop_query"],
                          drop_params=options["drop_params"])
     _check_extraction(options)
@@ -232,13 +232,14 @@ def _check_extraction(options: dict) -> None:
         raise click.UsageError(f"--extract: {exc}") from None
 
 
-def _checked(check, values, option: str) -> tuple:
-    """The values, each accepted by ``check``, whose ValueError says what is wrong."""
+def _checked(check, values) -> tuple:
+    """The values, each accepted by ``check``, whose ValueError names the option
+    and says what is wrong."""
     for value in values:
         try:
             check(value)
         except ValueError as exc:
-            raise click.UsageError(f"{option} {value!r}: {exc}") from None
+            raise click.UsageError(str(exc)) from None
     return tuple(values)
 
 
@@ -459,8 +460,8 @@ def _demo_server(site, port: int):
 @cli.command("warc-index")
 @click.argument("path", metavar="DIR", type=click.Path(path_type=Path))
 def warc_index(path) -> None:
-    """Print a CDX index (one line per response or revisit record) of the
-    crawl.warc.gz in DIR (or of a .warc.gz file given directly).
+    """Print a CDX index (one line per response or revisit record, sorted as
+    replay tools expect) of the crawl.warc.gz in DIR (or of a .warc.gz file).
 
     \b
     Example:
@@ -473,7 +474,8 @@ def warc_index(path) -> None:
         raise click.UsageError(f"{warc} does not exist: give a crawl directory made with --warc "
                                f"(or a .warc.gz file)")
     try:
-        for line in cdx_lines(warc):
-            click.echo(line)
+        header, *lines = cdx_lines(warc)
     except WarcError as exc:
         raise click.UsageError(f"{warc}: {exc}") from None
+    # Sorted by SURT key (code point order = LC_ALL=C byte order), as replay tools look it up.
+    click.echo("\n".join([header, *sorted(lines)]))

@@ -95,14 +95,15 @@ class Crawl:
                                  extraction=_extraction(config))
         self.contents = (ContentSeen(config.content_dedup == "near", config.simhash_distance)
                          if config.content_dedup != "off" else None)
-        self.in_links: dict[str, int] = {}   # queued URL -> pages linking to it
+        self.in_links: Counter[str] = Counter()   # link target -> pages linking to it
         self.extracted = self.extraction_tally = None
         if config.extract:
             names = self.digester.extraction.names
             self.extracted = ExtractedWriter(config.out, names, config.extract_jsonl, append=resume)
             self.extraction_tally = (ExtractionTally.read(config.out, names) if resume
                                      else ExtractionTally(names))
-        self.warc = (WarcArchive(config.out / WARC_FILE, append=resume, info=settings_of(config))
+        self.warc = (WarcArchive(config.out / WARC_FILE, append=resume, info=settings_of(config),
+                                 responses=previous.warc_responses if previous else None)
                      if config.warc else None)
         self.trace = TraceLog(config.out / "trace.log", append=resume)
         self.journal = QueueJournal(config.out / STATE_DIR / JOURNAL_FILE)
@@ -223,7 +224,7 @@ class Crawl:
         expands = self._expands(item) and original is None
         new = self._enqueue(digest.links, item.level + 1, item.id) if expands else []
         new_count = len(new) + self._children_before.pop(item.id, 0)
-        self._count_in_links(digest.links)
+        self.in_links.update(digest.links)   # every target, known yet or not: order-free
         self.store.add_edges(item.id, item.url, digest.links)
         error = result.error or digest.error
         self.trace.fetch(item.level, item.id, result.status, len(result.body),
@@ -255,17 +256,12 @@ class Crawl:
         """Extraction rows and WARC records go out before the index row (the
         commit mark), so a resumed crawl can drop those of uncommitted pages."""
         if self.extracted is not None and digest.extracted is not None:
-            self.extracted.add(item.id, item.url, digest.extracted)
+            self.extracted.add(item.id, result.final_url or item.url, digest.extracted)
             self.extraction_tally.count(digest.extracted)
         if self.warc is not None and result.exchanges:
             revisit = self.warc.response_of(original) if original is not None else None
             self.warc.write_page(result.exchanges, page_id=item.id, revisit_of=revisit)
 
-    def _count_in_links(self, links) -> None:
-        counts = self.in_links
-        for url in links:
-            if url in counts:   # only URLs that get a row (queued or redirect targets)
-                counts[url] += 1
 
     # -- URL_Filter and URL_List ------------------------------------------
     def _expands(self, item: QueuedUrl) -> bool:
@@ -280,7 +276,6 @@ class Crawl:
                     self.tally.skipped[reason] += 1
                 else:
                     items.append(QueuedUrl(self.frontier.next_id + len(items), url, level, parent_id))
-                    self.in_links[url] = 0
             self.journal.queued(items)
         self.frontier.push(items)
         return items
@@ -298,7 +293,6 @@ class Crawl:
             if not self.seen.add(target):
                 return "target already seen"
             self.journal.seen(self._worker.item_id, target)
-            self.in_links.setdefault(target, 0)
             return self.traps.admit(target)
 
     def _restore(self, previous: PreviousCrawl, journal: Replay) -> None:
@@ -311,11 +305,11 @@ class Crawl:
             self.traps.admit(url)
         for row in previous.rows:
             self.tally.count_row(row)
-            if self.contents is not None and row["content_md5"] and not row["duplicate_of"]:
+            if (self.contents is not None and row["content_md5"] and not row["duplicate_of"]
+                    and row["text_chars"] not in ("", "0")):   # as _judge_content skips them
                 self.contents.remember(int(row["id"]), row["content_md5"],
                                        int(row["simhash"], 16) if row["simhash"] else None)
-        self.in_links = dict.fromkeys([item.url for item in journal.items] + marks, 0)
-        self._count_in_links(previous.link_targets())
+        self.in_links.update(previous.link_targets())
         self._children_before = Counter(item.parent_id for item in journal.items
                                         if item.parent_id is not None and item.parent_id not in done)
         self._handed_out = len(done)
@@ -358,11 +352,12 @@ class Crawl:
     def _finish(self) -> dict:
         reason = self.stop_reason or "queue-empty"
         elapsed = time.monotonic() - self._started
+        # in_links first: END and stats.json say the crawl is complete.
+        self.store.close()
+        self.store.fill_in_links(self.in_links, lambda url: self.digester.normalize(url, None))
         stats = build_stats(self, reason, elapsed)
         self.trace.end(reason, self.tally.urls, elapsed)
         self.store.write_stats(stats)
-        self.store.close()
-        self.store.fill_in_links(self.in_links)
         for writer in (self.extracted, self.warc):
             if writer is not None:
                 writer.close()

@@ -57,7 +57,10 @@ def level_table(stats: dict, expected: list[tuple[int, int]] | None = None) -> s
         if expected is not None:
             line += "  " + _expected_cell(row, expected)
         lines.append(line)
-    lines.append(f"{'total':>5} {stats['urls']:>7} {stats['pages']:>7} {stats['errors']:>7}")
+    levels = stats["levels"]
+    lines.append(f"{'total':>5} {stats['urls']:>7} {stats['pages']:>7} {stats['errors']:>7} "
+                 f"{sum(row.get('duplicates', 0) for row in levels):>5} "
+                 f"{sum(row.get('near_duplicates', 0) for row in levels):>5}")
     return "\n".join(lines)
 
 
@@ -75,11 +78,19 @@ def summary_lines(stats: dict, out: Path) -> list[str]:
     resumed = f", {this_run} of them in this run" if this_run != stats["urls"] else ""
     return [
         f"stopped: {stats['stop_reason']} after {stats['elapsed_seconds']:.1f} s — "
-        f"{stats['urls']} URLs{resumed}, {stats['pages']} pages saved, {stats['errors']} errors "
+        f"{stats['urls']} URLs{resumed}, {_pages(stats)}, {stats['errors']} errors "
         f"({stats['pages_per_second']:.1f} URLs/s, {stats['kb_per_second']:.0f} KB/s)",
         f"output:  {out}/  pages/ text/ index.csv edges.csv trace.log stats.json"
         + _extra_files(stats),
     ] + _content_lines(stats)
+
+
+def _pages(stats: dict) -> str:
+    duplicates = (stats.get("content") or {}).get("duplicates", 0)
+    if not duplicates:
+        return f"{stats['pages']} pages saved"
+    return (f"{stats['pages']} HTML pages ({stats['pages'] - duplicates} saved, "
+            f"{duplicates} duplicates of those)")
 
 
 def _extra_files(stats: dict) -> str:
@@ -96,7 +107,8 @@ def _content_lines(stats: dict) -> list[str]:
     if content.get("mode", "off") != "off":
         near = (f", {content['near_duplicates']} near duplicates"
                 if content["mode"] == "near" else "")
-        lines.append(f"content: {content['duplicates']} exact duplicates (not saved again){near}")
+        lines.append(f"content: {content['duplicates']} exact duplicates (not saved again, "
+                     f"links not followed){near}")
     extraction = content.get("extraction")
     if extraction:
         lines.append(f"extract: {extraction['extracted']:,} of {extraction['records']:,} records "
@@ -109,7 +121,7 @@ def _content_lines(stats: dict) -> list[str]:
 class LevelRow:
     level: int
     urls: int          # URLs fetched at this level (index rows), errors included
-    pages: int         # HTML pages saved
+    pages: int         # HTML pages (exact duplicates too, whose rows point at the first copy's files)
     errors: int
     new_urls: int      # URLs this level's pages added to the queue
     m: int | None      # queue total when the level was finished; None: not finished
@@ -478,9 +490,16 @@ def _overview(report: Report) -> Table:
     rows = [("state", state), ("seeds", " ".join(report.seeds) or "unknown"),
             ("started", report.started_at or "unknown"),
             ("crawl time", f"{duration_text(report.speed.crawl_seconds)} in {runs}"),
-            ("totals", f"{report.urls} URLs fetched, {report.pages} pages saved, "
+            ("totals", f"{report.urls} URLs fetched, {_saved(report)}, "
                        f"{report.errors} errors, {report.bytes / 1024:.0f} KB of bodies")]
     return Table("Overview", ("", ""), tuple(rows))
+
+
+def _saved(report: Report) -> str:
+    duplicates = sum(level.duplicates for level in report.levels)
+    if not duplicates:
+        return f"{report.pages} pages saved"
+    return f"{report.pages} HTML pages ({report.pages - duplicates} saved, {duplicates} duplicates)"
 
 
 def _level_section(report: Report) -> Table:

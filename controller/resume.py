@@ -45,6 +45,7 @@ class PreviousCrawl:
     rows: list[dict]        # committed index.csv rows, in file order
     done_ids: set[int]
     out: Path
+    warc_responses: dict    # page id -> its final WARC response, for revisits (see controller/warc.py)
 
     def link_targets(self) -> Iterator[str]:
         """to_url of every edges.csv line (only committed pages' lines are left)."""
@@ -108,9 +109,10 @@ def load_previous(out: Path) -> PreviousCrawl:
     done = {int(row["id"]) for row in rows}
     _keep_edges_of(out / "edges.csv", done)
     keep_extracted_rows_of(out, done)
+    warc_responses: dict = {}
     if (out / WARC_FILE).exists():
-        trim_warc(out / WARC_FILE, done)
-    return PreviousCrawl(rows, done, out)
+        trim_warc(out / WARC_FILE, done, warc_responses)
+    return PreviousCrawl(rows, done, out, warc_responses)
 
 
 def _difference(saved: dict, config: CrawlConfig) -> str:

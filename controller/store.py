@@ -67,10 +67,11 @@ class PageStore:
         self._index_file.close()
         self._edges_file.close()
 
-    def fill_in_links(self, in_links: dict[str, int]) -> None:
-        """Rewrite index.csv with each row's in_links (links to its url, plus to its
-        final_url after a redirect). Only known when the crawl stops: later pages
-        link to earlier ones. Write-then-rename, so a kill here keeps the old file."""
+    def fill_in_links(self, in_links: dict[str, int], normalize=lambda url: url) -> None:
+        """Rewrite index.csv with each row's in_links: links to its url, plus links
+        to its final_url after a redirect (``normalize``d as links are). Only known
+        when the crawl stops: later pages link to earlier ones. Write-then-rename,
+        so a kill here keeps the old file."""
         path, tmp = self.out / "index.csv", self.out / "index.csv.tmp"
         column = INDEX_COLUMNS.index("in_links")
         with open(path, newline="", encoding="utf-8") as src, \
@@ -79,8 +80,9 @@ class PageStore:
             writer.writerow(next(reader))
             for row in reader:
                 if len(row) == len(INDEX_COLUMNS):
-                    url, final = row[1], row[2]
-                    count = in_links.get(url, 0) + (in_links.get(final, 0) if final != url else 0)
+                    url, final = row[1], row[2] and normalize(row[2])
+                    count = in_links.get(url, 0) + (in_links.get(final, 0) if final and final != url
+                                                    else 0)
                     row[column] = str(count)
                 writer.writerow(row)
             dst.flush()

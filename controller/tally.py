@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 @dataclass
 class LevelTally:
     urls: int = 0        # URLs fetched (rows in index.csv), errors included
-    pages: int = 0       # HTML pages saved
+    pages: int = 0       # HTML pages (exact duplicates too: their rows point at the first copy's files)
     errors: int = 0      # rows with an error
     new_urls: int = 0    # URLs this level's pages added to the queue
     m: int | None = None  # queue total when the level was finished (the level flag)

@@ -88,11 +88,14 @@ class WarcArchive:
     URL per page, until ``close``.
     """
 
-    def __init__(self, path: Path, *, append: bool, info: dict) -> None:
+    def __init__(self, path: Path, *, append: bool, info: dict,
+                 responses: dict[int, tuple[str, str]] | None = None) -> None:
+        """``responses``: what ``trim`` found of the earlier runs' pages, so a
+        duplicate of one of those still gets a revisit record after --resume."""
         self.path = path
         self._file = open(path, "ab" if append else "wb")
         self._writer = WARCWriter(self._file, gzip=True, warc_version="1.1")
-        self._responses: dict[int, tuple[str, str]] = {}
+        self._responses: dict[int, tuple[str, str]] = dict(responses or {})
         self._write_info(info)
 
     def write_page(self, exchanges: Iterable[Exchange], *, page_id: int,
@@ -122,8 +125,8 @@ class WarcArchive:
         self._file.flush()
 
     def response_of(self, page_id: int) -> RevisitTarget | None:
-        """The final response written in this run for page ``page_id`` (None
-        if there is none: another run wrote it, or it was no complete 2xx)."""
+        """The final response written for page ``page_id`` (None if there is
+        none, or it was no complete 2xx)."""
         known = self._responses.get(page_id)
         if known is None:
             return None
@@ -230,13 +233,16 @@ def _version() -> str:
 
 # -- resume: trim ------------------------------------------------------------
 
-def trim(path: Path, committed: set[int]) -> int:
+def trim(path: Path, committed: set[int],
+         responses: dict[int, tuple[str, str]] | None = None) -> int:
     """Cut ``path`` after the longest prefix of whole records that are
     warcinfo records or belong to committed pages (by ``WARC-Crawler-Page-Id``);
     return how many records are kept.
 
     Drops a torn last gzip member and the records of pages whose index row
-    was never written (a resumed crawl fetches those pages again).
+    was never written (a resumed crawl fetches those pages again). With
+    ``responses``, also collects what WarcArchive(responses=...) needs to
+    write revisits of the kept pages (in the same single pass).
     """
     kept, end = 0, 0
     with open(path, "rb") as f:
@@ -245,8 +251,24 @@ def trim(path: Path, committed: set[int]) -> int:
             if page is not None and (not page.isdigit() or int(page) not in committed):
                 break
             kept, end = kept + 1, offset + length
+            if responses is not None and page is not None:
+                _note_response(head, int(page), responses)
     os.truncate(path, end)
     return kept
+
+
+def _note_response(head: bytes, page_id: int, responses: dict[int, tuple[str, str]]) -> None:
+    """Remember (or forget) page_id's response as write_page does: the page's
+    last response record counts, if it is complete and 2xx."""
+    if _field(head, "WARC-Type") != "response":
+        return
+    status_line = head.partition(b"\r\n\r\n")[2].partition(b"\r\n")[0].split(b" ")
+    status = int(status_line[1]) if len(status_line) > 1 and status_line[1].isdigit() else 0
+    if _field(head, "WARC-Truncated") is None and 200 <= status < 300:
+        fields = [_field(head, name) for name in ("WARC-Date", "WARC-Record-ID", "WARC-Payload-Digest")]
+        responses[page_id] = (_field(head, "WARC-Target-URI") or "", " ".join(map(str, fields)))
+    else:
+        responses.pop(page_id, None)
 
 
 def _whole_members(f: io.BufferedReader) -> Iterator[tuple[int, int, bytes]]:

@@ -139,6 +139,7 @@ def test_warc_index_lists_every_response(near_crawl):
     with open(out / "crawl.warc.gz", "rb") as f:
         kinds = Counter(r.rec_type for r in ArchiveIterator(f))
     assert len(lines) - 1 == kinds["response"] + kinds["revisit"]
+    assert lines[1:] == sorted(lines[1:])
 
 
 def test_drop_param_fetches_a_page_once_whatever_its_tracking_parameters(tmp_path, demo_site,
@@ -243,3 +244,84 @@ def test_warc_index_of_a_directory_without_a_warc_is_a_usage_error(tmp_path):
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 2 and "--warc" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+# -- small sites for the corner cases ------------------------------------------
+def site_of(pages, redirects=None):
+    """A handler serving {path: html} (and {path: location} redirects)."""
+    from demosite import Response
+
+    def answer(request):
+        if request.path in (redirects or {}):
+            return Response(301, {"Location": redirects[request.path]}, b"")
+        if request.path in pages:
+            return Response(200, {"Content-Type": "text/html; charset=utf-8"},
+                            pages[request.path].encode())
+        return Response(404, {"Content-Type": "text/plain"}, b"no")
+    return answer
+
+
+def html(text, *links):
+    anchors = "".join(f'<a href="{href}">more</a> ' for href in links)
+    return f"<html><body><p>{text}</p>{anchors}</body></html>"
+
+
+def by_path(rows):
+    return {path_of(row["url"]): row for row in rows}
+
+
+def test_in_links_do_not_depend_on_the_order_pages_are_processed(tmp_path, serve):
+    # /b has /a's text, so its links are not followed, but they are links: /y has 2 in-links.
+    pages = {"/": html("home", "/a", "/b"), "/a": html("same", "/x"), "/b": html("same", "/y"),
+             "/x": html("x page", "/y"), "/y": html("y page")}
+    with serve(site_of(pages)) as (base, log):
+        _, whole = run_crawl(base, tmp_path / "whole", workers=1, per_host=1)
+        run_crawl(base, tmp_path / "resumed", workers=1, per_host=1, max_pages=4)
+        _, resumed = run_crawl(base, tmp_path / "resumed", resume=True, workers=1, per_host=1)
+    for rows in (whole, resumed):
+        rows = by_path(rows)
+        assert rows["/b"]["duplicate_of"] == rows["/a"]["id"]
+        assert {path: int(row["in_links"]) for path, row in rows.items()} == \
+            {"/": 0, "/a": 1, "/b": 1, "/x": 1, "/y": 2}
+
+
+def test_in_links_of_a_redirect_count_links_to_its_normalized_target(tmp_path, serve):
+    pages = {"/": html("home", "/old", "/c"), "/c": html("c page", "/new"),
+             "/new": html("the new page")}
+    with serve(site_of(pages, {"/old": "/new?utm_source=feed"})) as (base, log):
+        _, rows = run_crawl(base, tmp_path / "out", workers=1, per_host=1, drop_params=("utm_*",))
+    rows = by_path(rows)
+    assert "/new" not in rows    # fetched once, as /old's redirect target
+    assert int(rows["/old"]["in_links"]) == 2   # the link to /old and the link to /new
+
+
+def test_pages_without_text_are_nobody_s_copy_even_after_a_resume(tmp_path, serve):
+    pages = {"/": html("home", "/e", "/n"), "/e": "<html><body></body></html>",
+             "/n": "<html><body><p>1 2 3</p></body></html>"}
+    with serve(site_of(pages)) as (base, log):
+        _, whole = run_crawl(base, tmp_path / "whole", workers=1, per_host=1, content_dedup="near")
+        run_crawl(base, tmp_path / "resumed", workers=1, per_host=1, content_dedup="near",
+                  max_pages=2)
+        _, resumed = run_crawl(base, tmp_path / "resumed", resume=True, workers=1, per_host=1,
+                               content_dedup="near")
+    for rows in (whole, resumed):
+        assert [(path_of(r["url"]), r["duplicate_of"], r["near_duplicate_of"]) for r in rows] == \
+            [("/", "", ""), ("/e", "", ""), ("/n", "", "")]
+
+
+def test_a_resumed_crawl_writes_the_revisits_an_uninterrupted_one_writes(tmp_path, demo_server):
+    def revisits(out, rows):
+        by_id = {row["id"]: row for row in rows}
+        same_bytes = {row["url"] for row in rows if row["duplicate_of"]
+                      and row["body_md5"] == by_id[row["duplicate_of"]]["body_md5"]}
+        with open(out / "crawl.warc.gz", "rb") as f:
+            written = {r.rec_headers.get_header("WARC-Target-URI") for r in ArchiveIterator(f)
+                       if r.rec_type == "revisit"}
+        return same_bytes, written
+
+    _, whole = run_crawl(demo_server.url, tmp_path / "whole", warc=True)
+    run_crawl(demo_server.url, tmp_path / "resumed", warc=True, max_pages=200)
+    _, resumed = run_crawl(demo_server.url, tmp_path / "resumed", warc=True, resume=True)
+    expected, written = revisits(tmp_path / "whole", whole)
+    assert expected and written == expected
+    assert revisits(tmp_path / "resumed", resumed) == (expected, expected)
