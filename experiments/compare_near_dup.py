@@ -321,8 +321,9 @@ SUMMARY = (Column("scope", "scope"), Column("variant", "variant"),
            Column("r3", "recall k=3 (min)", "{:.3f}".format), Column("r3_mean", "recall k=3 (mean)", "{:.3f}".format),
            Column("k_bar", "smallest k with both >= 0.95 on every seed"),
            Column("p_bar", "precision there (min)", "{:.3f}".format), Column("r_bar", "recall there (min)", "{:.3f}".format))
-COST = (Column("k", "k"), Column("blocks", "blocks"), Column("per_lookup", "candidates per lookup", "{:.1f}".format),
-        Column("expected", "n(k+1)/2^(64/(k+1))", "{:.1f}".format))
+COST = (Column("k", "k"), Column("tables", "tables"), Column("slots", "slots per table"),
+        Column("per_lookup", "candidates per lookup", "{:.1f}".format),
+        Column("expected", "about tables * n / slots", "{:.1f}".format))
 
 
 @click.command()
@@ -363,9 +364,9 @@ def candidate_costs(pages: int, distances) -> list[dict]:
         index.candidates_examined = 0
         for probe in probes:
             index.closest(probe)
-        expected = sum(pages / 2 ** (64 // (k + 1) + (block < 64 % (k + 1))) for block in range(k + 1))
-        costs.append({"k": k, "blocks": k + 1, "per_lookup": index.candidates_examined / len(probes),
-                      "expected": expected})
+        costs.append({"k": k, "tables": index.tables, "slots": index.slots,
+                      "per_lookup": index.candidates_examined / len(probes),
+                      "expected": index.tables * pages / index.slots})
     return costs
 
 

@@ -126,6 +126,20 @@ def test_a_lookup_examines_far_fewer_than_n_candidates():
     assert 1 < per_lookup < 10
 
 
+def test_at_distance_5_a_lookup_still_meets_a_handful_of_candidates():
+    """21 tables keyed by 2 of 7 blocks (18-19 bits), not 6 tables of 10-11-bit blocks,
+    which would meet about 50,000 * 6 / 2**10.7 = 190 random candidates per lookup."""
+    rng = random.Random(2)
+    index = NearIndex(5)
+    for page_id in range(50_000):
+        index.add(page_id, rng.getrandbits(64))
+    index.candidates_examined = 0
+    for _ in range(1000):
+        index.closest(rng.getrandbits(64))
+    assert index.tables == 21
+    assert index.candidates_examined / 1000 < 20
+
+
 def near_verdict(first: str, second: str, distance: int = 3) -> ContentVerdict:
     seen = ContentSeen(near=True, distance=distance)
     seen.check(0, text_md5(first), simhash(first))

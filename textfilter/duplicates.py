@@ -11,23 +11,32 @@ compares them.
 Exact duplicates: a dict from text MD5 to the first page checked with it.
 
 Near duplicates: the permuted-block tables of Manku, Jain & Das Sarma,
-"Detecting near-duplicates for web crawling" (WWW 2007).  The 64 bits are cut
-into distance+1 contiguous blocks; two fingerprints within Hamming distance d
-differ in at most d bits, so (pigeonhole) at least one of the d+1 blocks is
-identical in both.  One dict per block maps a block value to the fingerprints
-having it; a lookup gathers the fingerprints sharing any block with the query
-and measures their distance exactly.  With n random fingerprints a lookup
-examines about n * (d+1) / 2**(64/(d+1)) candidates: for d=3 (16-bit blocks)
-about 6 at 10**5 pages and 61 at 10**6; for d=6 (9-bit blocks) about 1,400 at
-10**5.  ``candidates_examined`` counts them, so the claim can be checked.
+"Detecting near-duplicates for web crawling" (WWW 2007).  Two fingerprints
+within Hamming distance d differ in at most d bits; cut the 64 bits into b
+blocks and they agree exactly on at least b - d of them (pigeonhole).  One
+table per choice of b - d blocks maps those bits to the fingerprints having
+them; a lookup gathers the fingerprints sharing a key with the query and
+measures their distance exactly.  NearIndex picks b so that every key has
+at least 16 bits (d=3: 4 tables; d=5: 7 blocks, 21 tables of 18-20-bit
+keys), so with n random fingerprints a lookup examines about
+tables * n / 2**key_bits candidates: measured for d=5, 8 at 10**5 pages and
+80 at 10**6 (k+1 tables of 10-11-bit blocks would give 390 and 3,900).
+``candidates_examined`` counts them, so the claim can be checked.
 """
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass
+from itertools import combinations
+from math import comb
 
 __all__ = ["ContentSeen", "ContentVerdict", "NearIndex"]
 
 BITS = 64
+KEY_BITS = 16       # each table's key has at least this many bits (when MAX_TABLES allows)
+MAX_TABLES = 64     # memory: each table costs 4 bytes per fingerprint plus its chain heads
+MIN_SLOT_BITS = 10  # chain heads per table at the start: 2**10
+MAX_SLOT_BITS = 20  # and at most 2**20 (4 MB per table)
 
 
 @dataclass(frozen=True)
@@ -46,20 +55,49 @@ NEW = ContentVerdict(None, None, None)
 
 
 class NearIndex:
-    """Fingerprints by page, found again within a Hamming distance without a scan of all of them."""
+    """Fingerprints by page, found again within a Hamming distance without a scan of all of them.
+
+    The tables: the 64 bits are cut into b blocks, and each table is keyed by
+    one choice of b - d of them (d = the distance). Two fingerprints within d
+    differ in at most d blocks, so they agree on all b - d blocks of at least
+    one choice: one table holds the one under the other's key. b is the
+    smallest number of blocks that gives every key at least KEY_BITS bits
+    with at most MAX_TABLES tables (d=3: 4 tables of 16-bit keys; d=4: 15
+    tables of 20-21 bits; d=5: 21 tables of 18-20 bits), so a lookup meets
+    about tables * n / 2**key_bits random candidates (d=5: n/12,000 instead
+    of n/270 with d+1 tables of 10-11 bits).
+
+    A table is an array of chain heads indexed by the key's low bits, and one
+    "next" array per table (array('i'): 4 bytes an entry, no Python object
+    per entry); the heads grow with the number of fingerprints, up to
+    2**min(key_bits, MAX_SLOT_BITS) slots.
+    """
 
     def __init__(self, distance: int) -> None:
         if not 0 <= distance < BITS:
             raise ValueError(f"distance must be 0..{BITS - 1}, got {distance}")
         self.distance = distance
         self.candidates_examined = 0   # fingerprints compared exactly, over all lookups
-        self._blocks = _block_layout(distance + 1)
-        self._tables: list[dict[int, list[int]]] = [{} for _ in self._blocks]
+        self._blocks, self._choices = _design(distance)
+        key_bits = min(sum(self._blocks[i][2] for i in choice) for choice in self._choices)
+        self._key_parts = [_key_parts([self._blocks[i] for i in choice]) for choice in self._choices]
+        self._max_slot_bits = min(key_bits, MAX_SLOT_BITS)
+        self._prints: list[int] = []             # fingerprint of each entry
         self._first_page: dict[int, int] = {}   # fingerprint -> smallest page id having it
+        self._make_tables(min(MIN_SLOT_BITS, self._max_slot_bits))
 
     def __len__(self) -> int:
         """Distinct fingerprints held."""
         return len(self._first_page)
+
+    @property
+    def tables(self) -> int:
+        return len(self._choices)
+
+    @property
+    def slots(self) -> int:
+        """Chain heads per table now (a lookup meets about tables * len(self) / slots entries)."""
+        return 1 << self._slot_bits
 
     def add(self, page_id: int, fingerprint: int) -> None:
         known = self._first_page.get(fingerprint)
@@ -67,14 +105,18 @@ class NearIndex:
             self._first_page[fingerprint] = min(known, page_id)
             return
         self._first_page[fingerprint] = page_id
-        for table, (shift, mask) in zip(self._tables, self._blocks):
-            table.setdefault((fingerprint >> shift) & mask, []).append(fingerprint)
+        self._prints.append(fingerprint)
+        self._link(len(self._prints) - 1, fingerprint)
+        if len(self._prints) > (1 << self._slot_bits) // 2 and self._slot_bits < self._max_slot_bits:
+            self._make_tables(min(self._slot_bits + 2, self._max_slot_bits))
 
     def closest(self, fingerprint: int) -> tuple[int, int] | None:
         """(page id, distance) of the nearest fingerprint within the distance, ties to the smallest
         page id; None when there is none."""
         best: tuple[int, int] | None = None   # (distance, page id)
-        for candidate in self._candidates(fingerprint):
+        prints = self._prints
+        for entry in self._candidates(fingerprint):
+            candidate = prints[entry]
             distance = (candidate ^ fingerprint).bit_count()
             if distance <= self.distance:
                 found = (distance, self._first_page[candidate])
@@ -82,11 +124,45 @@ class NearIndex:
         return None if best is None else (best[1], best[0])
 
     def _candidates(self, fingerprint: int) -> set[int]:
-        candidates: set[int] = set()
-        for table, (shift, mask) in zip(self._tables, self._blocks):
-            candidates.update(table.get((fingerprint >> shift) & mask, ()))
-        self.candidates_examined += len(candidates)
-        return candidates
+        """Entries in the chains of the fingerprint's slots (a superset of those sharing a key)."""
+        found: set[int] = set()
+        for heads, chain, slot in zip(self._heads, self._next, self._slots(fingerprint)):
+            entry = heads[slot]
+            while entry >= 0:
+                found.add(entry)
+                entry = chain[entry]
+        self.candidates_examined += len(found)
+        return found
+
+    def _link(self, entry: int, fingerprint: int) -> None:
+        for heads, chain, slot in zip(self._heads, self._next, self._slots(fingerprint)):
+            chain.append(heads[slot])
+            heads[slot] = entry
+
+    def _slots(self, fingerprint: int) -> list[int]:
+        """The fingerprint's key in each table (its bits in that table's blocks),
+        cut to a slot. The last answer is kept: a check asks for the same
+        fingerprint's slots twice (closest, then add)."""
+        if fingerprint == self._last[0]:
+            return self._last[1]
+        wanted = (1 << self._slot_bits) - 1
+        slots = []
+        for parts in self._key_parts:
+            key = 0
+            for shift, mask, offset in parts:   # the chosen blocks, side by side
+                key |= ((fingerprint >> shift) & mask) << offset
+            slots.append(key & wanted)          # SimHash bits are evenly spread: no hash needed
+        self._last = (fingerprint, slots)
+        return slots
+
+    def _make_tables(self, slot_bits: int) -> None:
+        """(Re)build every table with 2**slot_bits chain heads."""
+        self._slot_bits = slot_bits
+        self._last: tuple[int | None, list[int]] = (None, [])
+        self._heads = [array("i", [-1]) * (1 << slot_bits) for _ in self._choices]
+        self._next = [array("i") for _ in self._choices]
+        for entry, fingerprint in enumerate(self._prints):
+            self._link(entry, fingerprint)
 
 
 class ContentSeen:
@@ -137,12 +213,42 @@ class ContentSeen:
             self._index.add(page_id, simhash)
 
 
-def _block_layout(blocks: int) -> list[tuple[int, int]]:
-    """(shift, mask) of `blocks` contiguous bit ranges covering 64 bits, sizes differing by at most 1."""
+def _design(distance: int) -> tuple[list[tuple[int, int, int]], tuple[tuple[int, ...], ...]]:
+    """The blocks (shift, mask, width) and the tables (which blocks key each)
+    for a distance: the fewest blocks whose keys have KEY_BITS bits within
+    MAX_TABLES tables; past that (distance 7 and up), the design with the
+    longest keys that stays within MAX_TABLES."""
+    best = None
+    for blocks in range(distance + 1, BITS + 1):
+        kept = blocks - distance
+        tables = comb(blocks, kept)
+        if tables > MAX_TABLES:
+            continue
+        key_bits = kept * (BITS // blocks)
+        if key_bits >= KEY_BITS:
+            best = blocks
+            break
+        if best is None or key_bits > (best - distance) * (BITS // best):
+            best = blocks
+    layout = _block_layout(best)
+    return layout, tuple(combinations(range(best), best - distance))
+
+
+def _key_parts(blocks: list[tuple[int, int, int]]) -> tuple[tuple[int, int, int], ...]:
+    """(shift, mask, offset) that put these blocks side by side, the last one lowest."""
+    parts, offset = [], 0
+    for shift, mask, width in reversed(blocks):
+        parts.append((shift, mask, offset))
+        offset += width
+    return tuple(parts)
+
+
+def _block_layout(blocks: int) -> list[tuple[int, int, int]]:
+    """(shift, mask, width) of `blocks` contiguous bit ranges covering 64 bits, sizes differing by at most 1."""
     size, extra = divmod(BITS, blocks)
     layout, shift = [], 0
     for block in range(blocks):
         width = size + (1 if block < extra else 0)
-        layout.append((shift, (1 << width) - 1))
+        layout.append((shift, (1 << width) - 1, width))
         shift += width
     return layout
