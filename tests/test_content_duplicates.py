@@ -113,31 +113,21 @@ def test_index_finds_exactly_what_brute_force_finds(distance):
     assert within > 1_500   # the planted pairs were really there to be found
 
 
-def test_a_lookup_examines_far_fewer_than_n_candidates():
+@pytest.mark.parametrize("distance, tables, most", [
+    (3, 4, 10),    # 4 tables of 16-bit blocks: 50,000 * 4 / 2**16 = 3.05 expected
+    (5, 21, 20),   # 21 tables keyed by 2 of 7 blocks (18-19 bits); k+1 = 6 tables of
+                   # 10-11-bit blocks would meet about 50,000 * 6 / 2**10.7 = 190
+])
+def test_a_lookup_examines_far_fewer_than_n_candidates(distance, tables, most):
     rng = random.Random(1)
-    index = NearIndex(3)
+    index = NearIndex(distance)
     for page_id in range(50_000):
         index.add(page_id, rng.getrandbits(64))
     index.candidates_examined = 0
     for _ in range(1000):
         index.closest(rng.getrandbits(64))
-    per_lookup = index.candidates_examined / 1000
-    # Expected n * 4 / 2**16 = 3.05 for random fingerprints.
-    assert 1 < per_lookup < 10
-
-
-def test_at_distance_5_a_lookup_still_meets_a_handful_of_candidates():
-    """21 tables keyed by 2 of 7 blocks (18-19 bits), not 6 tables of 10-11-bit blocks,
-    which would meet about 50,000 * 6 / 2**10.7 = 190 random candidates per lookup."""
-    rng = random.Random(2)
-    index = NearIndex(5)
-    for page_id in range(50_000):
-        index.add(page_id, rng.getrandbits(64))
-    index.candidates_examined = 0
-    for _ in range(1000):
-        index.closest(rng.getrandbits(64))
-    assert index.tables == 21
-    assert index.candidates_examined / 1000 < 20
+    assert index.tables == tables
+    assert 1 < index.candidates_examined / 1000 < most
 
 
 def near_verdict(first: str, second: str, distance: int = 3) -> ContentVerdict:
