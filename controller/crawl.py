@@ -35,7 +35,6 @@ from controller.store import PageStore
 from controller.tally import Snapshot, Tally
 from controller.trace import TraceLog, utc_now
 from controller.extracted import ExtractedWriter, ExtractionTally
-from controller.warc import WarcArchive
 from getpage import ADDRESS_CATEGORIES, FetchConfig, Fetcher, FetchResult, address_categories
 from textfilter.duplicates import ContentSeen, ContentVerdict
 from textfilter.extract import Extraction
@@ -102,9 +101,11 @@ class Crawl:
             self.extracted = ExtractedWriter(config.out, names, config.extract_jsonl, append=resume)
             self.extraction_tally = (ExtractionTally.read(config.out, names) if resume
                                      else ExtractionTally(names))
-        self.warc = (WarcArchive(config.out / WARC_FILE, append=resume, info=settings_of(config),
-                                 responses=previous.warc_responses if previous else None)
-                     if config.warc else None)
+        self.warc = None
+        if config.warc:
+            from controller.warc import WarcArchive   # warcio: loaded only for --warc
+            self.warc = WarcArchive(config.out / WARC_FILE, append=resume, info=settings_of(config),
+                                    responses=previous.warc_responses if previous else None)
         self.trace = TraceLog(config.out / "trace.log", append=resume)
         self.journal = QueueJournal(config.out / STATE_DIR / JOURNAL_FILE)
         self.tally = Tally()

@@ -21,7 +21,6 @@ from pathlib import Path
 from controller.config import CrawlConfig
 from controller.extracted import keep_rows_of as keep_extracted_rows_of
 from controller.store import INDEX_COLUMNS, OutputError
-from controller.warc import trim as trim_warc
 from urllist.journal import cut_torn_line
 
 STATE_DIR = "state"
@@ -111,7 +110,8 @@ def load_previous(out: Path) -> PreviousCrawl:
     keep_extracted_rows_of(out, done)
     warc_responses: dict = {}
     if (out / WARC_FILE).exists():
-        trim_warc(out / WARC_FILE, done, warc_responses)
+        from controller.warc import trim   # warcio: loaded only for --warc crawls
+        trim(out / WARC_FILE, done, warc_responses)
     return PreviousCrawl(rows, done, out, warc_responses)
 
 

@@ -60,7 +60,9 @@ import hashlib
 import re
 import unicodedata
 
-import numpy as np
+# numpy is imported by _load_numpy on the first SimHash: exact-only crawls
+# (the default) never need it, and it costs every process ~15 MB.
+np = None
 
 __all__ = ["CJK_NGRAM", "UNIGRAM_WEIGHT", "WORD_SHINGLE", "body_md5", "hamming", "normalized_text", "simhash",
            "text_md5", "tokens"]
@@ -72,7 +74,6 @@ BITS = 64
 _WEIGHT_UNIT = 64      # weights are integers in units of 1/64 of a shingle's
 _MAX_UNIGRAM_WEIGHT = 1000.0
 
-_WHITESPACE = re.compile(r"\s+")
 _CJK = ("\u1100-\u11ff\u3040-\u309f\u30a0-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf"
         "\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f")
 _CJK_CHAR = re.compile(f"[{_CJK}]")
@@ -85,14 +86,14 @@ _CACHE_LIMIT = 200_000   # token hashes kept per process (~30 MB at most)
 
 _MASK = (1 << 64) - 1
 # Odd multipliers that make a shingle's hash depend on token order.
-_POSITION_MULTIPLIERS = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
-                                  0xD6E8FEB86659FD93, 0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53,
-                                  0x27D4EB2F165667C5, 0x94D049BB133111EB], dtype=np.uint64)
+_MULTIPLIERS = (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93,
+                0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53, 0x27D4EB2F165667C5, 0x94D049BB133111EB)
 
 
 def normalized_text(text: str) -> str:
     """text as compared for exact duplicates: NFKC, white-space runs as one space, stripped."""
-    return _WHITESPACE.sub(" ", unicodedata.normalize("NFKC", text)).strip()
+    # str.split() splits where \s+ matches (the same isspace() rule), four times faster.
+    return " ".join(unicodedata.normalize("NFKC", text).split())
 
 
 def text_md5(text: str) -> str:
@@ -121,10 +122,12 @@ def simhash(text: str, word_shingle: int = WORD_SHINGLE, cjk_ngram: int = CJK_NG
 
     unigram_weight=0 hashes the shingles alone (every feature weight 1).
     """
-    if word_shingle < 1 or cjk_ngram < 1 or max(word_shingle, cjk_ngram) > len(_POSITION_MULTIPLIERS):
-        raise ValueError(f"shingle sizes must be 1..{len(_POSITION_MULTIPLIERS)}")
+    if word_shingle < 1 or cjk_ngram < 1 or max(word_shingle, cjk_ngram) > len(_MULTIPLIERS):
+        raise ValueError(f"shingle sizes must be 1..{len(_MULTIPLIERS)}")
     if not 0 <= unigram_weight <= _MAX_UNIGRAM_WEIGHT:
         raise ValueError(f"unigram_weight must be 0..{_MAX_UNIGRAM_WEIGHT}, got {unigram_weight}")
+    if np is None:
+        _load_numpy()
     words, cjk = _token_hashes(text)
     features = [f for f in (_shingles(words, word_shingle), _shingles(cjk, cjk_ngram)) if f.size]
     if not features:
@@ -215,6 +218,13 @@ class _TokenHashCache(dict):
 
 
 _TOKEN_HASHES = _TokenHashCache()
-_EMPTY = np.zeros(0, dtype=np.uint64)
-# Keeps a token's unigram feature apart from the 1-token shingle of a one-word text.
-_UNIGRAM_SALT = np.uint64(0x5555_5555_5555_5555)
+
+
+def _load_numpy() -> None:
+    global np, _POSITION_MULTIPLIERS, _EMPTY, _UNIGRAM_SALT
+    import numpy
+    np = numpy
+    _POSITION_MULTIPLIERS = np.array(_MULTIPLIERS, dtype=np.uint64)
+    _EMPTY = np.zeros(0, dtype=np.uint64)
+    # Keeps a token's unigram feature apart from the 1-token shingle of a one-word text.
+    _UNIGRAM_SALT = np.uint64(0x5555_5555_5555_5555)
