@@ -130,6 +130,25 @@ def test_the_warc_holds_every_response_as_sent(near_crawl):
     assert requests_seen == len({r.path for r in requests if r.path != "/robots.txt"})
 
 
+def test_an_independent_reader_verifies_every_record(near_crawl):
+    """FastWARC (Rust, not warcio) reads the archive and checks every digest."""
+    from fastwarc.warc import ArchiveIterator as FastIterator, WarcRecordType
+
+    out, _, _, _ = near_crawl
+    kinds, payloads_checked = Counter(), 0
+    with open(out / "crawl.warc.gz", "rb") as f:          # the whole block of each record
+        for record in FastIterator(f, parse_http=False):
+            kinds[str(record.record_type).rsplit(".", 1)[-1]] += 1
+            assert record.verify_block_digest(consume=True)
+    with open(out / "crawl.warc.gz", "rb") as f:          # the HTTP payload of each response
+        for record in FastIterator(f, parse_http=True, record_types=WarcRecordType.response):
+            assert record.verify_payload_digest(consume=True)
+            payloads_checked += 1
+    with open(out / "crawl.warc.gz", "rb") as f:
+        expected = Counter(r.rec_type for r in ArchiveIterator(f))
+    assert kinds == expected and payloads_checked == expected["response"] > 400
+
+
 def test_warc_index_lists_every_response(near_crawl):
     out, _, _, _ = near_crawl
     result = subprocess.run([sys.executable, "-m", "controller", "warc-index", str(out)],
