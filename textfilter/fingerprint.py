@@ -221,10 +221,13 @@ _TOKEN_HASHES = _TokenHashCache()
 
 
 def _load_numpy() -> None:
+    """Import numpy and make the constants that need it. ``np`` is set last: a
+    second thread (--processes 0 digests in fetch threads) that sees it set
+    also sees the constants; two threads loading at once do the same work twice."""
     global np, _POSITION_MULTIPLIERS, _EMPTY, _UNIGRAM_SALT
     import numpy
-    np = numpy
-    _POSITION_MULTIPLIERS = np.array(_MULTIPLIERS, dtype=np.uint64)
-    _EMPTY = np.zeros(0, dtype=np.uint64)
+    _POSITION_MULTIPLIERS = numpy.array(_MULTIPLIERS, dtype=numpy.uint64)
+    _EMPTY = numpy.zeros(0, dtype=numpy.uint64)
     # Keeps a token's unigram feature apart from the 1-token shingle of a one-word text.
-    _UNIGRAM_SALT = np.uint64(0x5555_5555_5555_5555)
+    _UNIGRAM_SALT = numpy.uint64(0x5555_5555_5555_5555)
+    np = numpy
