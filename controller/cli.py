@@ -27,9 +27,11 @@ from textfilter.extract import Extraction
 from urlfilter import SEEN_ALGORITHMS, check_drop_param, normalize
 
 CONTENT_DEDUP_MODES = ("off", "exact", "near")
-# Past this the near index's blocks get so short that a lookup meets most
-# earlier pages (textfilter/duplicates.py): the near test stops being cheap.
-MAX_SIMHASH_DISTANCE = 12
+# Past 8, distinct pages of one site start to count as near duplicates (the
+# closest distinct pairs in experiments/compare_near_dup.py are 6-8 bits
+# apart), and the near index's keys get so short that a lookup meets a fifth
+# of all earlier pages or more (textfilter/duplicates.py).
+MAX_SIMHASH_DISTANCE = 8
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130

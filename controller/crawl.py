@@ -263,7 +263,6 @@ class Crawl:
             revisit = self.warc.response_of(original) if original is not None else None
             self.warc.write_page(result.exchanges, page_id=item.id, revisit_of=revisit)
 
-
     # -- URL_Filter and URL_List ------------------------------------------
     def _expands(self, item: QueuedUrl) -> bool:
         return not self.config.max_depth or item.level < self.config.max_depth

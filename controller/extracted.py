@@ -1,6 +1,7 @@
 """extracted.csv and extracted.jsonl: what the extraction patterns found, per page.
 
-extracted.csv    id,url, then one column per pattern NAME, in --extract order.
+extracted.csv    id,url (the page's URL after redirects), then one column per
+                 pattern NAME, in --extract order.
                  A cell holds the pattern's matches joined by " | " (MATCH_SEPARATOR),
                  white space collapsed so that every row is one line; an empty
                  cell means the pattern matched nothing on that page.

@@ -17,7 +17,7 @@ blocks and they agree exactly on at least b - d of them (pigeonhole).  One
 table per choice of b - d blocks maps those bits to the fingerprints having
 them; a lookup gathers the fingerprints sharing a key with the query and
 measures their distance exactly.  NearIndex picks b so that every key has
-at least 16 bits (d=3: 4 tables; d=5: 7 blocks, 21 tables of 18-20-bit
+at least 16 bits (d=3: 4 tables; d=5: 7 blocks, 21 tables of 18-19-bit
 keys), so with n random fingerprints a lookup examines about
 tables * n / 2**key_bits candidates: measured for d=5, 8 at 10**5 pages and
 80 at 10**6 (k+1 tables of 10-11-bit blocks would give 390 and 3,900).
@@ -63,14 +63,16 @@ class NearIndex:
     one choice: one table holds the one under the other's key. b is the
     smallest number of blocks that gives every key at least KEY_BITS bits
     with at most MAX_TABLES tables (d=3: 4 tables of 16-bit keys; d=4: 15
-    tables of 20-21 bits; d=5: 21 tables of 18-20 bits), so a lookup meets
+    tables of 20-22 bits; d=5: 21 tables of 18-19 bits), so a lookup meets
     about tables * n / 2**key_bits random candidates (d=5: n/12,000 instead
     of n/270 with d+1 tables of 10-11 bits).
 
     A table is an array of chain heads indexed by the key's low bits, and one
     "next" array per table (array('i'): 4 bytes an entry, no Python object
-    per entry); the heads grow with the number of fingerprints, up to
-    2**min(key_bits, MAX_SLOT_BITS) slots.
+    per entry); the heads grow with the number of fingerprints, each table's
+    up to 2**min(its key bits, MAX_SLOT_BITS) slots. Growing rebuilds every
+    chain at once: a pause of a fraction of a second at 32,769 and 131,073
+    fingerprints, a few microseconds a page spread over the crawl.
     """
 
     def __init__(self, distance: int) -> None:
@@ -79,9 +81,9 @@ class NearIndex:
         self.distance = distance
         self.candidates_examined = 0   # fingerprints compared exactly, over all lookups
         self._blocks, self._choices = _design(distance)
-        key_bits = min(sum(self._blocks[i][2] for i in choice) for choice in self._choices)
+        self._key_bits = [sum(self._blocks[i][2] for i in choice) for choice in self._choices]
         self._key_parts = [_key_parts([self._blocks[i] for i in choice]) for choice in self._choices]
-        self._max_slot_bits = min(key_bits, MAX_SLOT_BITS)
+        self._max_slot_bits = min(max(self._key_bits), MAX_SLOT_BITS)
         self._prints: list[int] = []             # fingerprint of each entry
         self._first_page: dict[int, int] = {}   # fingerprint -> smallest page id having it
         self._make_tables(min(MIN_SLOT_BITS, self._max_slot_bits))
@@ -96,8 +98,9 @@ class NearIndex:
 
     @property
     def slots(self) -> int:
-        """Chain heads per table now (a lookup meets about tables * len(self) / slots entries)."""
-        return 1 << self._slot_bits
+        """Chain heads of the smallest table now (a lookup meets at most about
+        tables * len(self) / slots entries)."""
+        return min(len(heads) for heads in self._heads)
 
     def add(self, page_id: int, fingerprint: int) -> None:
         known = self._first_page.get(fingerprint)
@@ -145,9 +148,8 @@ class NearIndex:
         fingerprint's slots twice (closest, then add)."""
         if fingerprint == self._last[0]:
             return self._last[1]
-        wanted = (1 << self._slot_bits) - 1
         slots = []
-        for parts in self._key_parts:
+        for parts, wanted in zip(self._key_parts, self._wanted):
             key = 0
             for shift, mask, offset in parts:   # the chosen blocks, side by side
                 key |= ((fingerprint >> shift) & mask) << offset
@@ -159,7 +161,9 @@ class NearIndex:
         """(Re)build every table with 2**slot_bits chain heads."""
         self._slot_bits = slot_bits
         self._last: tuple[int | None, list[int]] = (None, [])
-        self._heads = [array("i", [-1]) * (1 << slot_bits) for _ in self._choices]
+        widths = [min(slot_bits, key_bits, MAX_SLOT_BITS) for key_bits in self._key_bits]
+        self._wanted = [(1 << width) - 1 for width in widths]
+        self._heads = [array("i", [-1]) * (1 << width) for width in widths]
         self._next = [array("i") for _ in self._choices]
         for entry, fingerprint in enumerate(self._prints):
             self._link(entry, fingerprint)
