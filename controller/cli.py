@@ -193,14 +193,16 @@ def crawl(ctx, seeds, out, resume, overwrite, **options) -> None:
 
 
 def _saved_settings(ctx, out: Path, seeds, options: dict):
-    """For --resume: settings the user did not give come from the crawl in --out,
-    so `crawler crawl --out DIR --resume` is enough (given ones are checked later)."""
+    """For --resume: every setting the user did not give comes from the crawl in
+    --out (its --delay and --max-pages too, not the defaults), so
+    `crawler crawl --out DIR --resume` continues the crawl as it was started;
+    given ones are checked later (MUST_MATCH) or simply used (limits, speed)."""
     saved_file = out / STATE_DIR / SETTINGS_FILE
     if not saved_file.exists():
         return seeds, options   # Crawl() explains what is missing
     saved = json.loads(saved_file.read_text(encoding="utf-8"))
-    for name in MUST_MATCH:
-        if name in options and ctx.get_parameter_source(name) == ParameterSource.DEFAULT:
+    for name in options:
+        if name in saved and ctx.get_parameter_source(name) == ParameterSource.DEFAULT:
             options[name] = tuple(saved[name]) if isinstance(saved[name], list) else saved[name]
     if "obey_robots" in saved and ctx.get_parameter_source("ignore_robots") == ParameterSource.DEFAULT:
         options["ignore_robots"] = not saved["obey_robots"]

@@ -457,11 +457,15 @@ def _sections(report: Report) -> list[Table]:
                                "the URL-seen algorithm's counters, from stats.json"),
                  _dict_section("Skipped links", "reason", report.skipped_links,
                                "links not queued, by reason, from stats.json"),
-                 _dict_section("Content", "counter", report.content,
-                               "pages marked duplicate_of / near_duplicate_of in index.csv, and "
-                               "--extract's records: (page, NAME) pairs that matched, from "
-                               "stats.json")]
+                 _dict_section("Content", "counter", report.content, _content_note(report.content))]
     return sections
+
+
+def _content_note(content: dict | None) -> str:
+    note = "pages marked duplicate_of / near_duplicate_of in index.csv, from stats.json"
+    if content and "extraction records" in content:
+        note += "; extraction records: (page, NAME) pairs whose pattern matched"
+    return note
 
 
 def _content(stats: dict | None) -> dict | None:

@@ -1,6 +1,7 @@
 """Crash safety: SIGKILL a real `crawler` process at several points, resume, and
 get exactly what an uninterrupted crawl gets; refusals that protect a crawl."""
 import csv
+import json
 import signal
 import subprocess
 import sys
@@ -164,6 +165,23 @@ def test_resume_from_the_command_line_needs_only_the_directory(tmp_path, site):
                             "--resume", "--dedup", "set"], capture_output=True, text=True, timeout=60)
     assert wrong.returncode == 2 and "--dedup ascii, not set" in wrong.stderr
     assert wrong.stderr.count("\n") == 1
+
+
+def test_resume_keeps_the_limits_and_speed_the_crawl_was_started_with(tmp_path, site):
+    """`crawler crawl --out DIR --resume`, as the crawler itself prints it after
+    Ctrl-C, must not fall back to the default --delay 1 and --max-pages 1000."""
+    url, log = site
+    out = tmp_path / "out"
+    first = subprocess.run(crawler_args(url, out, "ascii", "--max-pages", "40", "--workers", "3"),
+                           capture_output=True, text=True, timeout=60)
+    assert first.returncode == 0
+    again = subprocess.run([sys.executable, "-m", "controller", "crawl", "--out", str(out),
+                            "--resume", "--max-pages", "70", "--quiet"],
+                           capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0, again.stderr
+    settings = json.loads((out / "stats.json").read_text())["settings"]
+    assert (settings["delay"], settings["workers"], settings["max_pages"]) == (0, 3, 70)
+    assert len(rows_of(out)) == 70
 
 
 def test_a_file_as_output_directory_is_refused(tmp_path):
