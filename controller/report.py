@@ -90,7 +90,7 @@ def _pages(stats: dict) -> str:
     if not duplicates:
         return f"{stats['pages']} pages saved"
     return (f"{stats['pages']} HTML pages ({stats['pages'] - duplicates} saved, "
-            f"{duplicates} duplicates of those)")
+            f"{duplicates} duplicates)")
 
 
 def _extra_files(stats: dict) -> str:
