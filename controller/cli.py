@@ -472,7 +472,7 @@ def warc_index(path) -> None:
       crawler crawl http://127.0.0.1:8000/ --out site --warc
       crawler warc-index site > site.cdx
     """
-    from controller.warc import WarcError, cdx_lines
+    from controller.warc import WarcError, cdx_lines, torn_tail
     warc = path / WARC_FILE if path.is_dir() else path
     if not warc.is_file():
         raise click.UsageError(f"{warc} does not exist: give a crawl directory made with --warc "
@@ -483,3 +483,8 @@ def warc_index(path) -> None:
         raise click.UsageError(f"{warc}: {exc}") from None
     # Sorted by SURT key (code point order = LC_ALL=C byte order), as replay tools look it up.
     click.echo("\n".join([header, *sorted(lines)]))
+    torn = torn_tail(warc)
+    if torn:
+        click.echo(f"warc-index: the last {torn} bytes of {warc} are a record cut off (a killed "
+                   f"crawl); the index lists the whole records before it; crawler crawl --out "
+                   f"DIR --resume removes it", err=True)

@@ -6,7 +6,8 @@ What is on disk after a kill, and why resuming from it is exact:
 - an ``index.csv`` row is the commit mark of a page: a page whose row is
   there is never fetched again, one without a row is fetched again;
 - ``edges.csv`` lines of uncommitted pages are dropped on resume, so the
-  refetch does not list them twice; ``pages/<id>.html`` is simply rewritten.
+  refetch does not list them twice; their ``pages/<id>.html`` and
+  ``text/<id>.txt`` are removed (the refetch writes them again, if it can).
 """
 from __future__ import annotations
 
@@ -107,6 +108,7 @@ def load_previous(out: Path) -> PreviousCrawl:
                 None not in row.values()]
     done = {int(row["id"]) for row in rows}
     _keep_edges_of(out / "edges.csv", done)
+    _remove_uncommitted_files(out, done)
     keep_extracted_rows_of(out, done)
     warc_responses: dict = {}
     if (out / WARC_FILE).exists():
@@ -141,6 +143,16 @@ def _keep_edges_of(path: Path, done: set[int]) -> None:
         writer.writerow(next(reader, ["from_id", "from_url", "to_url"]))
         writer.writerows(row for row in reader if len(row) == 3 and int(row[0]) in done)
     os.replace(tmp, path)
+
+
+def _remove_uncommitted_files(out: Path, done: set[int]) -> None:
+    """pages/<id>.html and text/<id>.txt of pages without a row: a parser
+    process wrote them before a kill. The refetch writes them again; if it
+    fails instead, no file should be left that no row points at."""
+    for folder, suffix in (("pages", ".html"), ("text", ".txt")):
+        for path in (out / folder).glob(f"*{suffix}"):
+            if path.stem.isdigit() and int(path.stem) not in done:
+                path.unlink()
 
 
 def _remove(path: Path) -> None:

@@ -315,6 +315,25 @@ def _field(head: bytes, name: str) -> str | None:
 
 # -- index: CDX ----------------------------------------------------------------
 
+def torn_tail(path: Path) -> int:
+    """Bytes at the end of ``path`` that are not whole gzip members (a record
+    cut off by a kill; ``trim`` removes them on --resume); 0 for a whole file."""
+    return path.stat().st_size - _whole_end(path)
+
+
+def _whole_end(path: Path) -> int:
+    """Where the whole gzip members at the start of ``path`` end (the file's
+    size for an uncompressed WARC, whose records are not gzip members)."""
+    end = 0
+    with open(path, "rb") as f:
+        if f.read(2) != b"\x1f\x8b":
+            return path.stat().st_size
+        f.seek(0)
+        for offset, length, _ in _whole_members(f):
+            end = offset + length
+    return end
+
+
 def cdx_lines(path: Path) -> Iterator[str]:
     """A CDX index of ``path``: the header line " CDX N b a m s k r M S V g",
     then one line per response or revisit record, in file order, with the
@@ -332,13 +351,17 @@ def cdx_lines(path: Path) -> Iterator[str]:
     S  length of the record's gzip member in bytes, V its offset in the file
     g  the file name
 
+    A record cut off at the end of the file (a killed crawl) is left out.
     Raises WarcError if the file cannot be read as WARC.
     """
     yield CDX_HEADER
+    whole_end = _whole_end(path)
     with open(path, "rb") as f:
         records = ArchiveIterator(f)
         try:
             for record in records:
+                if records.get_record_offset() >= whole_end:
+                    break
                 if record.rec_type not in ("response", "revisit"):
                     continue
                 records.read_to_end(record)

@@ -344,3 +344,20 @@ def test_a_resumed_crawl_writes_the_revisits_an_uninterrupted_one_writes(tmp_pat
     expected, written = revisits(tmp_path / "whole", whole)
     assert expected and written == expected
     assert revisits(tmp_path / "resumed", resumed) == (expected, expected)
+
+
+def test_warc_index_says_when_the_archive_ends_in_a_torn_record(near_crawl, tmp_path):
+    out, _, _, _ = near_crawl
+    whole = (out / "crawl.warc.gz").read_bytes()
+    torn = tmp_path / "torn.warc.gz"
+    torn.write_bytes(whole[:-100])          # a kill in the middle of the last record
+    full = subprocess.run([sys.executable, "-m", "controller", "warc-index", str(out)],
+                          capture_output=True, text=True, check=True)
+    cut = subprocess.run([sys.executable, "-m", "controller", "warc-index", str(torn)],
+                         capture_output=True, text=True, timeout=60)
+    assert full.stderr == ""
+    assert cut.returncode == 0 and "cut off" in cut.stderr and len(cut.stderr.splitlines()) == 1
+    def records(listing):    # lines without the file name, the last field
+        return {line.rsplit(" ", 1)[0] for line in listing.splitlines()[1:]}
+    assert records(cut.stdout) <= records(full.stdout)
+    assert len(records(full.stdout) - records(cut.stdout)) <= 1

@@ -184,6 +184,23 @@ def test_resume_keeps_the_limits_and_speed_the_crawl_was_started_with(tmp_path, 
     assert len(rows_of(out)) == 70
 
 
+def test_resume_removes_page_files_no_row_points_at(tmp_path, site):
+    """A parser process saves a page before its row is written; after a kill,
+    a page whose refetch then fails must not leave that file behind."""
+    url, log = site
+    out = tmp_path / "out"
+    fast = dict(delay=0, workers=4, per_host=4, max_depth=0)
+    Crawl(make_crawl(out, url, max_pages=20, **fast)).run()
+    committed_ids = {r["id"] for r in rows_of(out)}
+    (out / "pages" / "987.html").write_bytes(b"<p>written before a kill</p>")
+    (out / "text" / "987.txt").write_text("written before a kill")
+    Crawl(make_crawl(out, url, max_pages=30, **fast), resume=True).run()
+    rows = rows_of(out)
+    assert "987" not in {r["id"] for r in rows} and committed_ids < {r["id"] for r in rows}
+    assert not (out / "pages" / "987.html").exists() and not (out / "text" / "987.txt").exists()
+    assert {p.stem for p in (out / "pages").iterdir()} == {r["id"] for r in rows if r["html_path"]}
+
+
 def test_a_file_as_output_directory_is_refused(tmp_path):
     target = tmp_path / "a-file"
     target.write_text("x")
