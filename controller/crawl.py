@@ -95,17 +95,7 @@ class Crawl:
         self.contents = (ContentSeen(config.content_dedup == "near", config.simhash_distance)
                          if config.content_dedup != "off" else None)
         self.in_links: Counter[str] = Counter()   # link target -> pages linking to it
-        self.extracted = self.extraction_tally = None
-        if config.extract:
-            names = self.digester.extraction.names
-            self.extracted = ExtractedWriter(config.out, names, config.extract_jsonl, append=resume)
-            self.extraction_tally = (ExtractionTally.read(config.out, names) if resume
-                                     else ExtractionTally(names))
-        self.warc = None
-        if config.warc:
-            from controller.warc import WarcArchive   # warcio: loaded only for --warc
-            self.warc = WarcArchive(config.out / WARC_FILE, append=resume, info=settings_of(config),
-                                    responses=previous.warc_responses if previous else None)
+        self._open_content_files(previous)
         self.trace = TraceLog(config.out / "trace.log", append=resume)
         self.journal = QueueJournal(config.out / STATE_DIR / JOURNAL_FILE)
         self.tally = Tally()
@@ -127,6 +117,20 @@ class Crawl:
         self.parsers: DigestPool | None = None
         self._in_flight: dict[Future, tuple[QueuedUrl, Visit | None]] = {}   # fetching or digesting
         self._done: SimpleQueue[Future] = SimpleQueue()                       # futures that finished
+
+    def _open_content_files(self, previous: PreviousCrawl | None) -> None:
+        """extracted.csv (--extract) and crawl.warc.gz (--warc), continued on --resume."""
+        config, resume = self.config, previous is not None
+        self.extracted = self.extraction_tally = self.warc = None
+        if config.extract:
+            names = self.digester.extraction.names
+            self.extracted = ExtractedWriter(config.out, names, config.extract_jsonl, append=resume)
+            self.extraction_tally = (ExtractionTally.read(config.out, names) if resume
+                                     else ExtractionTally(names))
+        if config.warc:
+            from controller.warc import WarcArchive   # warcio: loaded only for --warc
+            self.warc = WarcArchive(config.out / WARC_FILE, append=resume, info=settings_of(config),
+                                    responses=previous.warc_responses if resume else None)
 
     # -- the loop ---------------------------------------------------------
     def run(self) -> dict:
