@@ -19,6 +19,7 @@ from pathlib import Path
 from statistics import median
 
 from benchmarks.checks import SavedCheck, ServerCount
+from experiments.report import cpu_model, memory_gb   # one machine description for both
 
 REFERENCE = "scrapy"   # ratios are to this peer's numbers in the same round
 
@@ -228,7 +229,7 @@ def _yes(value: bool | None) -> str:
 def machine() -> dict:
     """What the numbers were measured on."""
     return {
-        "cpu": _cpu_model(), "cores": os.cpu_count(), "ram_gb": round(_mem_total_kb() / 2**20, 1),
+        "cpu": cpu_model(), "cores": os.cpu_count(), "ram_gb": round(memory_gb(), 1),
         "kernel": platform.release(), "python": platform.python_version(),
         "nginx": _version(["/usr/sbin/nginx", "-v"]),
         "wget": " ".join(_version(["wget", "--version"]).split()[:3]),
@@ -300,26 +301,6 @@ def _site_line(result: dict) -> str:
         per_size = "; ".join(f"{n}: {v}" for n, v in levels.items())
         return f"{', '.join(levels)} {page}, pages per level {per_size}"
     return f"{s['pages']} {page}, pages per level {levels}"
-
-
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def _mem_total_kb() -> int:
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal:"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
 
 
 def _version(argv: list[str]) -> str:

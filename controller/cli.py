@@ -477,13 +477,13 @@ def warc_index(path) -> None:
     if not warc.is_file():
         raise click.UsageError(f"{warc} does not exist: give a crawl directory made with --warc "
                                f"(or a .warc.gz file)")
+    torn = torn_tail(warc)
     try:
-        header, *lines = cdx_lines(warc)
+        header, *lines = cdx_lines(warc, whole_end=warc.stat().st_size - torn)
     except WarcError as exc:
         raise click.UsageError(f"{warc}: {exc}") from None
     # Sorted by SURT key (code point order = LC_ALL=C byte order), as replay tools look it up.
     click.echo("\n".join([header, *sorted(lines)]))
-    torn = torn_tail(warc)
     if torn:
         click.echo(f"warc-index: the last {torn} bytes of {warc} are a record cut off (a killed "
                    f"crawl); the index lists the whole records before it; crawler crawl --out "

@@ -243,8 +243,7 @@ class Crawl:
 
     # -- content: duplicates, extraction, WARC ----------------------------
     def _judge_content(self, item: QueuedUrl, digest: Digest) -> ContentVerdict:
-        # A page without text is not a copy of every other empty page.
-        if self.contents is None or not digest.content_md5 or not digest.text_chars:
+        if self.contents is None or not digest.content_md5:
             return NO_VERDICT
         return self.contents.check(item.id, digest.content_md5, digest.simhash)
 
@@ -309,11 +308,10 @@ class Crawl:
             self.traps.admit(url)
         for row in previous.rows:
             self.tally.count_row(row)
-            if (self.contents is not None and row["content_md5"] and not row["duplicate_of"]
-                    and row["text_chars"] not in ("", "0")):   # as _judge_content skips them
+            if self.contents is not None and row["content_md5"] and not row["duplicate_of"]:
                 self.contents.remember(int(row["id"]), row["content_md5"],
                                        int(row["simhash"], 16) if row["simhash"] else None)
-        self.in_links.update(previous.link_targets())
+        self.in_links.update(previous.link_targets)
         self._children_before = Counter(item.parent_id for item in journal.items
                                         if item.parent_id is not None and item.parent_id not in done)
         self._handed_out = len(done)

@@ -76,21 +76,21 @@ def _expected_cell(row: dict, expected: list[tuple[int, int]]) -> str:
 def summary_lines(stats: dict, out: Path) -> list[str]:
     this_run = stats.get("urls_this_run", stats["urls"])
     resumed = f", {this_run} of them in this run" if this_run != stats["urls"] else ""
+    pages = _pages(stats["pages"], (stats.get("content") or {}).get("duplicates", 0))
     return [
         f"stopped: {stats['stop_reason']} after {stats['elapsed_seconds']:.1f} s — "
-        f"{stats['urls']} URLs{resumed}, {_pages(stats)}, {stats['errors']} errors "
+        f"{stats['urls']} URLs{resumed}, {pages}, {stats['errors']} errors "
         f"({stats['pages_per_second']:.1f} URLs/s, {stats['kb_per_second']:.0f} KB/s)",
         f"output:  {out}/  pages/ text/ index.csv edges.csv trace.log stats.json"
         + _extra_files(stats),
     ] + _content_lines(stats)
 
 
-def _pages(stats: dict) -> str:
-    duplicates = (stats.get("content") or {}).get("duplicates", 0)
+def _pages(pages: int, duplicates: int) -> str:
+    """HTML pages, of which exact duplicates keep no files of their own."""
     if not duplicates:
-        return f"{stats['pages']} pages saved"
-    return (f"{stats['pages']} HTML pages ({stats['pages'] - duplicates} saved, "
-            f"{duplicates} duplicates)")
+        return f"{pages} pages saved"
+    return f"{pages} HTML pages ({pages - duplicates} saved, {duplicates} duplicates)"
 
 
 def _extra_files(stats: dict) -> str:
@@ -491,19 +491,13 @@ def _overview(report: Report) -> Table:
     else:
         state = "PARTIAL: still running, or killed before it finished"
     runs = f"{report.runs} run" + ("" if report.runs == 1 else "s")
+    pages = _pages(report.pages, sum(level.duplicates for level in report.levels))
     rows = [("state", state), ("seeds", " ".join(report.seeds) or "unknown"),
             ("started", report.started_at or "unknown"),
             ("crawl time", f"{duration_text(report.speed.crawl_seconds)} in {runs}"),
-            ("totals", f"{report.urls} URLs fetched, {_saved(report)}, "
+            ("totals", f"{report.urls} URLs fetched, {pages}, "
                        f"{report.errors} errors, {report.bytes / 1024:.0f} KB of bodies")]
     return Table("Overview", ("", ""), tuple(rows))
-
-
-def _saved(report: Report) -> str:
-    duplicates = sum(level.duplicates for level in report.levels)
-    if not duplicates:
-        return f"{report.pages} pages saved"
-    return f"{report.pages} HTML pages ({report.pages - duplicates} saved, {duplicates} duplicates)"
 
 
 def _level_section(report: Report) -> Table:

@@ -15,7 +15,7 @@ import csv
 import json
 import os
 import shutil
-from collections.abc import Iterator
+from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -44,18 +44,9 @@ MUST_MATCH = ("seeds", "scope", "include", "exclude", "max_depth", "max_url_leng
 class PreviousCrawl:
     rows: list[dict]        # committed index.csv rows, in file order
     done_ids: set[int]
-    out: Path
+    link_targets: Counter   # to_url -> edges.csv lines of committed pages pointing at it
     warc_responses: dict    # page id -> its final WARC response, for revisits (see controller/warc.py)
 
-    def link_targets(self) -> Iterator[str]:
-        """to_url of every edges.csv line (only committed pages' lines are left)."""
-        if not (self.out / "edges.csv").exists():
-            return
-        with open(self.out / "edges.csv", newline="", encoding="utf-8") as f:
-            reader = csv.reader(f)
-            next(reader, None)
-            for row in reader:
-                yield row[2]
 
 
 def prepare_out_dir(config: CrawlConfig, resume: bool, overwrite: bool) -> None:
@@ -107,14 +98,14 @@ def load_previous(out: Path) -> PreviousCrawl:
         rows = [row for row in csv.DictReader(f) if len(row) == len(INDEX_COLUMNS) and
                 None not in row.values()]
     done = {int(row["id"]) for row in rows}
-    _keep_edges_of(out / "edges.csv", done)
+    link_targets = _keep_edges_of(out / "edges.csv", done)
     _remove_uncommitted_files(out, done)
     keep_extracted_rows_of(out, done)
     warc_responses: dict = {}
     if (out / WARC_FILE).exists():
         from controller.warc import trim   # warcio: loaded only for --warc crawls
         trim(out / WARC_FILE, done, warc_responses)
-    return PreviousCrawl(rows, done, out, warc_responses)
+    return PreviousCrawl(rows, done, link_targets, warc_responses)
 
 
 def _difference(saved: dict, config: CrawlConfig) -> str:
@@ -132,17 +123,24 @@ def _show(value) -> str:
     return str(value)
 
 
-def _keep_edges_of(path: Path, done: set[int]) -> None:
+def _keep_edges_of(path: Path, done: set[int]) -> Counter:
+    """Keep the edges.csv lines of committed pages; count their targets (the
+    in-links so far) in the same pass."""
+    targets: Counter = Counter()
     if not path.exists():
-        return
+        return targets
     cut_torn_line(path)
     tmp = path.with_suffix(".csv.tmp")
     with open(path, newline="", encoding="utf-8") as src, \
             open(tmp, "w", newline="", encoding="utf-8") as dst:
         reader, writer = csv.reader(src), csv.writer(dst)
         writer.writerow(next(reader, ["from_id", "from_url", "to_url"]))
-        writer.writerows(row for row in reader if len(row) == 3 and int(row[0]) in done)
+        for row in reader:
+            if len(row) == 3 and int(row[0]) in done:
+                writer.writerow(row)
+                targets[row[2]] += 1
     os.replace(tmp, path)
+    return targets
 
 
 def _remove_uncommitted_files(out: Path, done: set[int]) -> None:

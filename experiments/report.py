@@ -19,8 +19,8 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-__all__ = ["Column", "RunInfo", "fix_hash_seed", "markdown_table", "peak_memory_mb", "run_info", "write_csv",
-           "write_json", "write_markdown"]
+__all__ = ["Column", "RunInfo", "cpu_model", "fix_hash_seed", "markdown_table", "memory_gb", "peak_memory_mb",
+           "run_info", "write_csv", "write_json", "write_markdown"]
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ def run_info(experiment: str, corpus: str, seed: int | None) -> RunInfo:
 
 def _machine() -> str:
     cores = os.cpu_count() or 0
-    return f"{_cpu_model()}, {cores} logical cores, {_memory_gb():.0f} GB RAM"
+    return f"{cpu_model()}, {cores} logical cores, {memory_gb():.0f} GB RAM"
 
 
 def _load() -> str:
@@ -90,7 +90,9 @@ def _load() -> str:
     return f"{one:.2f} (1 min), {five:.2f} (5 min)"
 
 
-def _cpu_model() -> str:
+def cpu_model() -> str:
+    """The CPU's model name (Linux /proc/cpuinfo), else what the platform says.
+    Also used by benchmarks/report.py, so both describe a machine alike."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
@@ -100,7 +102,8 @@ def _cpu_model() -> str:
     return platform.processor() or "unknown CPU"
 
 
-def _memory_gb() -> float:
+def memory_gb() -> float:
+    """Installed memory in GB (Linux /proc/meminfo); 0.0 where unknown."""
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():
             if line.startswith("MemTotal:"):

@@ -30,9 +30,12 @@ from dataclasses import dataclass
 from itertools import combinations
 from math import comb
 
+from textfilter.fingerprint import text_md5
+
 __all__ = ["ContentSeen", "ContentVerdict", "NearIndex"]
 
 BITS = 64
+NO_TEXT_MD5 = text_md5("")   # pages without text: never duplicates of each other
 KEY_BITS = 16       # each table's key has at least this many bits (when MAX_TABLES allows)
 MAX_TABLES = 64     # memory: each table costs 4 bytes per fingerprint plus its chain heads
 MIN_SLOT_BITS = 10  # chain heads per table at the start: 2**10
@@ -202,6 +205,8 @@ class ContentSeen:
         simhash may be None (no text to fingerprint, or exact mode): the page
         takes part in exact detection only.
         """
+        if text_md5 == NO_TEXT_MD5:
+            return NEW   # a page without text is not a copy of every other empty page
         first = self._first_by_md5.setdefault(text_md5, page_id)
         if first != page_id:
             return ContentVerdict(first, None, None)
@@ -213,6 +218,8 @@ class ContentSeen:
 
     def remember(self, page_id: int, text_md5: str, simhash: int | None) -> None:
         """Record a page without a verdict (rebuilding after a resume, in page order)."""
+        if text_md5 == NO_TEXT_MD5:
+            return
         if self._first_by_md5.setdefault(text_md5, page_id) == page_id and self.near and simhash is not None:
             self._index.add(page_id, simhash)
 

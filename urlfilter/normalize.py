@@ -327,17 +327,8 @@ def normalize_reference(url: str, base: str | None = None, *,
        whole query.  The query is otherwise kept as written (not sorted).
 
     ``drop_params`` (a tuple of globs, see ``check_drop_param``) removes
-    parameters by name.  In the query, every '&'-separated piece whose name
-    (the text before its first '=', or the whole piece: "?sessionid" counts)
-    matches, after percent-decoding, one glob (``fnmatch.fnmatchcase``:
-    case-sensitive, as servers read names); the other pieces keep their order
-    and spelling, and a query left empty disappears with its '?'.  '+' is not
-    read as a space and ';' does not separate query parameters.  In the path,
-    every ";name=value" piece of a segment whose name matches (";jsessionid="
-    of Java servers); pieces without '=' stay.  Path pieces go between steps 6
-    and 7, so "..;jsessionid=1" becomes a dot segment, as servers that strip
-    path parameters read it.  With ``drop_query`` the query goes whole, the
-    path rule still applies.
+    parameters by name from the path and the query: see _reference_path and
+    _reference_query.
 
     Returns None for anything that is not http(s) after resolution (mailto:,
     javascript:, data:, ftp: ...), for a relative or empty ``url`` without a
@@ -357,20 +348,38 @@ def normalize_reference(url: str, base: str | None = None, *,
         authority = _normalize_authority(scheme, netloc, fold_www)
         if authority is None:
             return None
-        path = _normalize_escapes(path, _PATH_QUERY_CLEAN, _PATH_QUERY_FIX)
-        if drop_params and ";" in path:
-            path = _drop_path_params(path, _param_matcher(drop_params))
-        path = remove_dot_segments(path) or "/"
-        if query and not drop_query:
-            query = _normalize_escapes(query, _PATH_QUERY_CLEAN, _PATH_QUERY_FIX)
-            if drop_params:
-                query = _drop_query_params(query, _param_matcher(drop_params))
-            if query:
-                return f"{scheme}://{authority}{path}?{query}"
-        return f"{scheme}://{authority}{path}"
+        path = _reference_path(path, drop_params)
+        query = "" if drop_query else _reference_query(query, drop_params)
+        return f"{scheme}://{authority}{path}?{query}" if query else f"{scheme}://{authority}{path}"
     except (ValueError, UnicodeError):
         # urlsplit rejects broken brackets; lone surrogates cannot become UTF-8.
         return None
+
+
+def _reference_path(path: str, drop_params: tuple[str, ...]) -> str:
+    """Steps 6 and 7 for the path, with ``drop_params`` between them: every
+    ";name=value" piece of a segment whose name matches a glob goes
+    (";jsessionid=" of Java servers); pieces without '=' stay.  Between the
+    steps, so "..;jsessionid=1" becomes a dot segment, as servers that strip
+    path parameters read it."""
+    path = _normalize_escapes(path, _PATH_QUERY_CLEAN, _PATH_QUERY_FIX)
+    if drop_params and ";" in path:
+        path = _drop_path_params(path, _param_matcher(drop_params))
+    return remove_dot_segments(path) or "/"
+
+
+def _reference_query(query: str, drop_params: tuple[str, ...]) -> str:
+    """Step 6 for the query, then ``drop_params``: every '&'-separated piece
+    whose name (the text before its first '=', or the whole piece:
+    "?sessionid" counts) matches, after percent-decoding, one glob
+    (``fnmatch.fnmatchcase``: case-sensitive, as servers read names) goes;
+    the others keep their order and spelling.  '+' is not read as a space
+    and ';' does not separate query parameters.  "" when nothing is left
+    (the '?' then goes too)."""
+    if not query:
+        return ""
+    query = _normalize_escapes(query, _PATH_QUERY_CLEAN, _PATH_QUERY_FIX)
+    return _drop_query_params(query, _param_matcher(drop_params)) if drop_params else query
 
 
 # -- the fast path -----------------------------------------------------------------------
