@@ -22,7 +22,9 @@ reports:
 
 Outputs in --out: results.csv, results.md (also printed), run.json and the
 plots time_per_op.png, bytes_per_url.png, probes_per_op.png, ascii_chains.png
-(plus ascii_chains.csv, the data of the last).
+(plus ascii_chains.csv, the data of the last).  The plots need matplotlib
+(the ``experiments`` extra); without it they are skipped, and the run says so
+in one line before it starts measuring.
 
     python experiments/compare_dedup.py
     python experiments/compare_dedup.py --sizes 1e3,1e4,1e5,1e6 --out experiments/results/dedup
@@ -42,8 +44,8 @@ from pathlib import Path
 import click
 
 from corpora import DEFAULT_DUPLICATE_RATIO, DEFAULT_SEED, DEFAULT_TRAP_RATIO, generate_urls, load_corpus
-from report import (Column, fix_hash_seed, markdown_table, peak_memory_mb, run_info, write_csv,
-                    write_json, write_markdown)
+from report import (Column, fix_hash_seed, markdown_table, peak_memory_mb, plotting_available, run_info,
+                    write_csv, write_json, write_markdown)
 from urlfilter import SEEN_ALGORITHMS, make_seen
 
 CSV_KEYS = (
@@ -408,6 +410,7 @@ def main(sizes, algorithms, corpus, repeat, out, seed, duplicate_ratio, trap_rat
     Example: python experiments/compare_dedup.py --sizes 1e3,1e4,1e5,1e6 --out results/dedup
     """
     started = time.perf_counter()
+    plots = plotting_available()
     try:
         source = load_corpus(corpus, sizes[-1], seed=seed, duplicate_ratio=duplicate_ratio,
                              trap_ratio=trap_ratio)
@@ -427,11 +430,11 @@ def main(sizes, algorithms, corpus, repeat, out, seed, duplicate_ratio, trap_rat
     out.mkdir(parents=True, exist_ok=True)
     url_object_bytes = statistics.mean(map(sys.getsizeof, dict.fromkeys(source.urls)))
     _write_outputs(out, info, measurements, chains, settings, time.perf_counter() - started,
-                   url_object_bytes)
+                   url_object_bytes, plots)
 
 
 def _write_outputs(out: Path, info, measurements: list[Measurement], chains, settings: Settings,
-                   seconds: float, url_object_bytes: float) -> None:
+                   seconds: float, url_object_bytes: float, plots: bool) -> None:
     rows = [asdict(m) for m in measurements]
     write_csv(out / "results.csv", CSV_KEYS, rows)
     if chains:
@@ -451,7 +454,8 @@ def _write_outputs(out: Path, info, measurements: list[Measurement], chains, set
     write_markdown(out / "results.md", "URL-seen comparison", info, f"{notes}\n\n{table}")
     write_json(out / "run.json", info, extra)
     subtitle = f"{info.corpus} · {info.python.split(' (')[0]} · {info.date[:10]}"
-    plot_all(out, measurements, chains, subtitle, url_object_bytes)
+    if plots:
+        plot_all(out, measurements, chains, subtitle, url_object_bytes)
     click.echo(f"{info.markdown()}\n\n{notes}\n\n{table}\n\nwritten to {out}/")
 
 

@@ -21,7 +21,9 @@ precision (share of the links found that the reference also finds on that
 page, counted as multisets), recall (share of the reference's links found)
 and pages whose answer is identical (same base, same links, same order).
 Outputs in --out: results.csv, results.md (also printed), run.json,
-ms_per_page.png and differences.md (examples of each disagreement).
+ms_per_page.png and differences.md (examples of each disagreement).  The plot
+needs matplotlib (the ``experiments`` extra); without it it is skipped, and the
+run says so in one line before it starts measuring.
 
     python experiments/compare_extractors.py
     python experiments/compare_extractors.py --corpus demo --corpus crawl:crawl-out
@@ -42,8 +44,8 @@ from bs4 import BeautifulSoup, MarkupResemblesLocatorWarning, XMLParsedAsHTMLWar
 
 from demosite import DemoSite
 from getpage.charset import decode_html
-from report import (Column, fix_hash_seed, markdown_table, peak_memory_mb, run_info, write_csv,
-                    write_json, write_markdown)
+from report import (Column, fix_hash_seed, markdown_table, peak_memory_mb, plotting_available, run_info,
+                    write_csv, write_json, write_markdown)
 from textfilter import EXTRACTORS
 from textfilter.links import soup_links
 
@@ -306,6 +308,7 @@ def main(corpora, extractors, reference, repeat, limit, seed, out):
     Example: python experiments/compare_extractors.py --corpus demo --corpus crawl:crawl-out
     """
     started = time.perf_counter()
+    plots = plotting_available()
     names = extractors if reference in extractors else [reference, *extractors]
     try:
         page_sets = [load_pages(spec, seed, limit) for spec in corpora]
@@ -319,11 +322,11 @@ def main(corpora, extractors, reference, repeat, limit, seed, out):
         measurements += found
         notes.append(differences(page_set, answers, reference))
     out.mkdir(parents=True, exist_ok=True)
-    _write_outputs(out, info, measurements, notes, reference, repeat, time.perf_counter() - started)
+    _write_outputs(out, info, measurements, notes, reference, repeat, time.perf_counter() - started, plots)
 
 
 def _write_outputs(out: Path, info, measurements: list[Measurement], notes: list[str], reference: str,
-                   repeat: int, seconds: float) -> None:
+                   repeat: int, seconds: float, plots: bool) -> None:
     rows = [asdict(m) for m in measurements]
     write_csv(out / "results.csv", CSV_KEYS, rows)
     table = markdown_table(TABLE, rows)
@@ -336,8 +339,8 @@ def _write_outputs(out: Path, info, measurements: list[Measurement], notes: list
     write_json(out / "run.json", info, {"seconds": round(seconds, 1), "reference": reference,
                                          "repeat": repeat,
                                          "peak_memory_mb": None if peak is None else round(peak, 1)})
-    plot(out / "ms_per_page.png", measurements,
-         f"{info.python.split(' (')[0]} · {info.date[:10]}")
+    if plots:
+        plot(out / "ms_per_page.png", measurements, f"{info.python.split(' (')[0]} · {info.date[:10]}")
     click.echo(f"{info.markdown()}\n\n{summary}\n\n{table}\n\nwritten to {out}/")
 
 

@@ -4,11 +4,14 @@ Every experiment writes into one directory: ``results.csv`` (one row per
 measurement, numbers unformatted), ``results.md`` (what was run, where and
 when, then the table), ``run.json`` (the same metadata, machine-readable) and
 its PNG plots.  This module owns the parts they share: ``RunInfo`` (machine,
-Python, date, hash seed, corpus, seed, command) and the writers.
+Python, date, hash seed, corpus, seed, command), the writers, and the check
+for matplotlib, which only the ``experiments`` extra installs: without it a
+run still writes its tables and CSV and skips the plots.
 """
 from __future__ import annotations
 
 import csv
+import importlib.util
 import json
 import os
 import platform
@@ -19,8 +22,11 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-__all__ = ["Column", "RunInfo", "cpu_model", "fix_hash_seed", "markdown_table", "memory_gb", "peak_memory_mb",
-           "run_info", "write_csv", "write_json", "write_markdown"]
+__all__ = ["PLOT_HINT", "Column", "RunInfo", "cpu_model", "fix_hash_seed", "markdown_table", "memory_gb",
+           "peak_memory_mb", "plotting_available", "run_info", "write_csv", "write_json", "write_markdown"]
+
+PLOT_HINT = ("plots skipped: matplotlib is not installed; to draw them, from the repository: "
+             ".venv/bin/pip install -e '.[experiments]' (or: pip install matplotlib)")
 
 
 @dataclass(frozen=True)
@@ -58,6 +64,22 @@ def fix_hash_seed() -> None:
     """
     if "PYTHONHASHSEED" not in os.environ:
         os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, "PYTHONHASHSEED": "0"})
+
+
+def plotting_available() -> bool:
+    """True when matplotlib is installed; otherwise write PLOT_HINT as one line on stderr.
+
+    A script calls it before measuring anything, so that a run without the
+    ``experiments`` extra says at once that it will skip the plots, then
+    writes its tables and CSV, instead of ending in a traceback at the first
+    plot after all the work.  It looks matplotlib up without importing it:
+    an import this early would put its objects on the heap that the timed
+    runs' garbage collections walk, and into the run's peak memory.
+    """
+    if importlib.util.find_spec("matplotlib") is None:
+        print(PLOT_HINT, file=sys.stderr)
+        return False
+    return True
 
 
 def run_info(experiment: str, corpus: str, seed: int | None) -> RunInfo:
