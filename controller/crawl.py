@@ -10,8 +10,9 @@ this thread alone, apart from the seen-set check of redirect targets,
 which takes a lock.
 
 Content dedup: a page whose text an earlier page already had (same MD5 of
-its normalized text) is recorded with ``duplicate_of``, its files are not
-kept (its row points at the first copy's) and its links are not queued;
+its normalized text) is recorded with ``duplicate_of``, its links are not
+queued and it keeps no file the first copy has (its text file is the first
+copy's; its html file too, when the bytes are equal);
 with ``--content-dedup near`` a page within ``--simhash-distance`` of an
 earlier one is marked ``near_duplicate_of`` but kept and followed, because
 "near" is a threshold and losing a distinct page to a false match costs
@@ -23,6 +24,7 @@ import threading
 import time
 from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from queue import Empty, SimpleQueue
 from dataclasses import dataclass, replace
 
@@ -38,6 +40,7 @@ from controller.extracted import ExtractedWriter, ExtractionTally
 from getpage import ADDRESS_CATEGORIES, FetchConfig, Fetcher, FetchResult, address_categories
 from textfilter.duplicates import ContentSeen, ContentVerdict
 from textfilter.extract import Extraction
+from textfilter.fingerprint import body_md5
 from urlfilter import SeenCache, TrapGuard, UrlRules, make_seen
 from urllist import MemoryFrontier, QueuedUrl
 from urllist.journal import QueueJournal, Replay, replay
@@ -103,6 +106,9 @@ class Crawl:
         self.on_progress = on_progress    # called with a Snapshot a few times a second at most
         self._last_progress = 0.0
         self.stop_reason = ""
+        self.parser_failure = ""     # why the parser processes broke, if they did
+        self._stop_now = False       # a stop that does not wait for the URLs handed out
+        self._cancelled = False      # fetches waiting for their host were told to give up
         self._seen_lock = threading.Lock()
         self._worker = threading.local()
         self._handed_out = 0
@@ -160,8 +166,10 @@ class Crawl:
             for future in _finished(self._done, POLL_SECONDS):
                 item, visit = self._in_flight.pop(future)
                 visit = self._collect(future, visit)
+                if visit is None:
+                    continue   # left uncommitted: --resume fetches it
                 if visit.needs_digest:
-                    self._track(self.parsers.submit(self._job(item, visit)), item, visit)
+                    self._digest(item, visit)
                 else:
                     self._record(item, visit)
 
@@ -173,8 +181,12 @@ class Crawl:
         future.add_done_callback(self._done.put)
 
     def request_stop(self, reason: str) -> None:
-        """Stop handing out URLs; in-flight fetches finish and are recorded."""
+        """Stop handing out URLs; requests already sent finish and are recorded.
+        Safe in a signal handler: the loop does the rest (``_next_batch``)."""
         self.stop_reason = self.stop_reason or reason
+        # --max-pages alone lets the URLs handed out be fetched: they are
+        # within the budget the user asked for.
+        self._stop_now = self._stop_now or reason != "max-pages"
 
     # -- steps of the loop ------------------------------------------------
     def _next_batch(self, in_flight: dict) -> list[QueuedUrl]:
@@ -187,6 +199,7 @@ class Crawl:
         if limits.max_pages and self._handed_out >= limits.max_pages:
             self.request_stop("max-pages")
         if self.stop_reason:
+            self._cancel_waiting()
             return []
         n = limits.workers - fetching
         if limits.max_pages:
@@ -205,15 +218,42 @@ class Crawl:
             visit = replace(visit, digest=self.digester(self._job(item, visit)))
         return visit
 
-    def _collect(self, future: Future, visit: Visit | None) -> Visit:
-        """The Visit a finished future stands for: a fetch, or the digest of one."""
+    def _cancel_waiting(self) -> None:
+        """A stop takes one request's time, not workers x delay: fetches still
+        waiting for their host give up and their URLs stay uncommitted."""
+        if self._stop_now and not self._cancelled:
+            self._cancelled = True
+            cancel = getattr(self.fetcher, "cancel_waiting", None)
+            if cancel is not None:
+                cancel()
+
+    def _collect(self, future: Future, visit: Visit | None) -> Visit | None:
+        """The Visit a finished future stands for: a fetch, or the digest of
+        one; None for a URL to leave uncommitted (never sent, or its parser
+        process died), so that --resume fetches it."""
         if visit is None:
-            return future.result()
+            visit = future.result()
+            return None if visit.result.cancelled else visit
         try:
             digest = future.result()
-        except Exception as exc:   # e.g. a parser process died (out of memory): record, go on
+        except BrokenProcessPool as exc:
+            self._parsers_broke(exc)
+            return None
+        except Exception as exc:   # the digest itself failed on this page: record, go on
             digest = Digest(error=f"parse: {type(exc).__name__}: {exc}")
         return replace(visit, digest=digest)
+
+    def _digest(self, item: QueuedUrl, visit: Visit) -> None:
+        try:
+            self._track(self.parsers.submit(self._job(item, visit)), item, visit)
+        except BrokenProcessPool as exc:
+            self._parsers_broke(exc)
+
+    def _parsers_broke(self, exc: BrokenProcessPool) -> None:
+        """A parser process died (killed, out of memory): every page it and
+        the other parsers held is lost to this run, not to the crawl."""
+        self.parser_failure = self.parser_failure or f"{type(exc).__name__}: {exc}"
+        self.request_stop("parser-died")
 
     @staticmethod
     def _job(item: QueuedUrl, visit: Visit) -> DigestJob:
@@ -248,12 +288,21 @@ class Crawl:
         return self.contents.check(item.id, digest.content_md5, digest.simhash)
 
     def _as_duplicate(self, item: QueuedUrl, digest: Digest, original: int) -> Digest:
-        """A duplicate keeps no files of its own (the parser process saved them
-        before the Controller, which holds the content memory, could judge)."""
-        for path in (digest.html_path, digest.text_path):
-            (self.config.out / path).unlink(missing_ok=True)
-        return replace(digest, html_path=f"pages/{original}.html",
-                       text_path=f"text/{original}.txt", extracted=None)
+        """A duplicate shares its original's text file, and its html file only
+        when the bytes are equal too: a row's html_path always holds the bytes
+        its own URL served (the same article in another encoding or markup is
+        text-equal but not byte-equal). The parser process saved both files
+        before the Controller, which holds the content memory, could judge."""
+        out = self.config.out
+        (out / digest.text_path).unlink(missing_ok=True)
+        html_path = digest.html_path
+        original_html = f"pages/{original}.html"
+        original_file = out / original_html
+        if original_file.is_file() and body_md5(original_file.read_bytes()) == digest.body_md5:
+            (out / html_path).unlink(missing_ok=True)
+            html_path = original_html
+        return replace(digest, html_path=html_path, text_path=f"text/{original}.txt",
+                       extracted=None)
 
     def _archive(self, item: QueuedUrl, result: FetchResult, digest: Digest,
                  original: int | None) -> None:

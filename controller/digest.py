@@ -156,8 +156,11 @@ _digester: Digester | None = None   # one per worker process, set by _start_work
 def _start_worker(digester: Digester) -> None:
     global _digester
     _digester = digester
-    # Ctrl-C reaches the whole process group: only the Controller decides how to stop.
+    # Ctrl-C and SIGTERM reach the whole process group (a terminal, timeout,
+    # kill -- -PGID, systemd, docker stop, Slurm): only the Controller decides
+    # how to stop, and it ends this process when it closes the pool.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     _die_with_parent()
 
 

@@ -56,7 +56,7 @@ from .addresses import (
     url_authority,
 )
 from .charset import decode_html
-from .politeness import PolitenessGate, host_key
+from .politeness import Cancelled, PolitenessGate, host_key
 from .result import Exchange, FetchResult, SentRequest
 from .retry import backoff_wait, is_transient, retry_after
 from .robots import (
@@ -153,14 +153,13 @@ class Fetcher:
         *,
         redirect_check: Callable[[str], str | None] | None = None,
         clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] | None = None,
         resolve: Resolver = resolve_host,
         classify: Classifier = address_category,
         rng: random.Random | None = None,
     ) -> None:
         self._config = config
         self._redirect_check = redirect_check
-        self._sleep = sleep
         self._rng = rng or random.Random()
         self._token = product_token(config.user_agent)
         self._html_types = frozenset(media.lower() for media in config.html_types)
@@ -182,9 +181,17 @@ class Fetcher:
         response when following it was refused); ``attempts`` counts the
         requests made for ``final_url``. ``exchanges`` (when recording) holds
         one Exchange per response received, redirect hops included, in order.
+
+        After ``cancel_waiting()``, a fetch that had not sent its request
+        yet (or was waiting to retry) comes back ``cancelled``, with nothing
+        else in it: the caller should treat the URL as never handed out.
         """
         started = time.perf_counter()
-        hop, redirects, refusal, exchanges = self._follow(url)
+        try:
+            hop, redirects, refusal, exchanges = self._follow(url)
+        except Cancelled:
+            return FetchResult(url=url, final_url="", cancelled=True,
+                               error="cancelled: the crawl stopped before the request was sent")
         return replace(hop.result, url=url, redirects=redirects, attempts=hop.attempts,
                        error=refusal or hop.result.error, exchanges=exchanges,
                        elapsed_ms=(time.perf_counter() - started) * 1000)
@@ -198,6 +205,11 @@ class Fetcher:
         if not self._config.obey_robots or _invalid_reason(url):
             return None
         return self._robots.rules(origin_of(url)).crawl_delay
+
+    def cancel_waiting(self) -> None:
+        """Stop now: fetches waiting for their host (or for a retry) give up.
+        Requests already sent finish within ``timeout``."""
+        self._gate.cancel()
 
     def close(self) -> None:
         """Close pooled connections. The Fetcher must not be used afterwards."""
@@ -282,7 +294,7 @@ class Fetcher:
 
     def _pause(self, url: str, attempt: int, asked: float | None) -> None:
         if asked is None:
-            self._sleep(backoff_wait(attempt, self._config.retry_backoff, self._rng))
+            self._gate.wait(backoff_wait(attempt, self._config.retry_backoff, self._rng))
         else:
             # The server spoke for the whole host: hold every request to it,
             # this retry included, at the politeness gate.

@@ -11,6 +11,11 @@ held only for bookkeeping, never while waiting.
 
 The clock and the sleep are injected so that tests can run the timing
 rules without waiting for real.
+
+``cancel()`` is how a crawl stops fast: every caller still waiting (and
+every later one) gets ``Cancelled`` instead of a slot, so a URL whose
+request was never sent can go back uncommitted instead of holding the stop
+for workers x delay.
 """
 from __future__ import annotations
 
@@ -35,6 +40,10 @@ def host_key(url: str) -> str:
     if not host:
         raise ValueError(f"no host in {url!r}")
     return f"{host}:{port or DEFAULT_PORTS.get(scheme, 0)}"
+
+
+class Cancelled(Exception):
+    """The gate was cancelled before this caller's request could start."""
 
 
 @dataclass
@@ -62,14 +71,16 @@ class PolitenessGate:
         per_host: int,
         *,
         clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] | None = None,
     ) -> None:
         if delay < 0 or per_host < 1:
             raise ValueError(f"need delay >= 0 and per_host >= 1, got {delay}, {per_host}")
         self._delay = delay
         self._per_host = per_host
         self._clock = clock
-        self._sleep = sleep
+        self._cancelled = threading.Event()
+        # The real wait is the cancel event's, so cancel() cuts it short.
+        self._sleep = sleep or self._cancelled.wait
         self._lock = threading.Lock()
         self._hosts: dict[str, _Host] = {}
 
@@ -77,7 +88,8 @@ class PolitenessGate:
         """Block until ``host`` has a free slot and its interval has passed.
 
         On return the caller holds one of the host's slots and its request
-        counts as started now.
+        counts as started now. Raises ``Cancelled`` once ``cancel()`` was
+        called, whether it came before or during the wait.
         """
         while True:
             wait = self._try_start(host)
@@ -85,7 +97,21 @@ class PolitenessGate:
                 return
             # Sleep without the lock so other hosts, and this host's
             # bookkeeping, go on; then compete for the slot again.
-            self._sleep(wait)
+            self.wait(wait)
+
+    def wait(self, seconds: float) -> None:
+        """Sleep ``seconds`` (a retry's backoff too); ``Cancelled`` if the
+        gate is, or gets, cancelled."""
+        self._sleep(seconds)
+        if self._cancelled.is_set():
+            raise Cancelled()
+
+    def cancel(self) -> None:
+        """Refuse every waiting and later ``acquire``: the crawl is stopping."""
+        self._cancelled.set()
+        with self._lock:
+            for state in self._hosts.values():
+                state.slot_freed.notify_all()
 
     def release(self, host: str) -> None:
         """Give back the slot taken by ``acquire(host)``."""
@@ -138,8 +164,10 @@ class PolitenessGate:
         """Take a slot and return 0, or return how long to wait before retrying."""
         with self._lock:
             state = self._state(host)
-            while state.in_flight >= self._per_host:
+            while state.in_flight >= self._per_host and not self._cancelled.is_set():
                 state.slot_freed.wait()
+            if self._cancelled.is_set():
+                raise Cancelled()
             now = self._clock()
             ready = state.not_before
             if state.last_start is not None:

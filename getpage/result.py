@@ -27,6 +27,9 @@ class FetchResult:
     # One per response received for this URL, redirect hops included, in
     # order; empty unless FetchConfig.record_exchanges (see Exchange).
     exchanges: tuple[Exchange, ...] = ()
+    # The crawl stopped while this fetch waited for its host: no request
+    # was sent for it (any redirect hops before are forgotten).
+    cancelled: bool = False
 
     @property
     def ok(self) -> bool:

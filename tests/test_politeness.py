@@ -6,7 +6,7 @@ import pytest
 from getpage_stub import FakeTime, StubServer, local_config, page, send
 
 from getpage import Fetcher
-from getpage.politeness import PolitenessGate, host_key
+from getpage.politeness import Cancelled, PolitenessGate, host_key
 
 UA = "BfsBot/0.1"
 # Arrival times at the server carry the client's send latency, which differs
@@ -257,3 +257,56 @@ def test_hold_off_and_interval_the_later_wins():
     with gate.hold("a:80"):
         pass
     assert time.sleeps == [pytest.approx(3.0), pytest.approx(10.0)]
+
+
+def test_cancel_refuses_waiting_and_later_callers():
+    time = FakeTime(100.0)
+    gate = PolitenessGate(5.0, 1, clock=time.clock, sleep=time.sleep)
+    with gate.hold("a:80"):
+        pass
+    gate.cancel()
+    with pytest.raises(Cancelled):
+        gate.acquire("a:80")   # its interval has not passed: it would have slept
+    with pytest.raises(Cancelled):
+        gate.acquire("b:80")   # nothing to wait for, but the crawl is stopping
+    with pytest.raises(Cancelled):
+        gate.wait(1.0)         # a retry's backoff
+
+
+def test_cancel_wakes_a_caller_blocked_on_a_full_host():
+    gate = PolitenessGate(0.0, 1)
+    gate.acquire("a:80")
+    outcome = []
+    thread = threading.Thread(target=lambda: outcome.append(_try_acquire(gate, "a:80")))
+    thread.start()
+    thread.join(0.2)
+    assert thread.is_alive() and outcome == []   # blocked while one is in flight
+    gate.cancel()
+    thread.join(5)
+    assert outcome == ["cancelled"]
+
+
+def _try_acquire(gate, host):
+    try:
+        gate.acquire(host)
+    except Cancelled:
+        return "cancelled"
+    return "acquired"
+
+
+def test_a_fetch_waiting_for_its_host_comes_back_cancelled_unsent(server):
+    """The real wait (no injected sleep) is cut short by cancel_waiting: the
+    URL comes back cancelled and the server never sees it."""
+    config = local_config(UA, delay=30, per_host=1, obey_robots=False)
+    with Fetcher(config) as fetcher:
+        assert fetcher.fetch(server.url("/p0")).ok
+        results = []
+        thread = threading.Thread(target=lambda: results.append(fetcher.fetch(server.url("/p1"))))
+        thread.start()
+        thread.join(0.3)
+        assert thread.is_alive()   # waiting out the 30 s delay
+        fetcher.cancel_waiting()
+        thread.join(5)
+    assert not thread.is_alive()
+    assert results[0].cancelled and results[0].error.startswith("cancelled:")
+    assert server.paths() == ["/p0"]
