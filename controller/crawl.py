@@ -55,6 +55,7 @@ MAX_IN_FLIGHT_PER_WORKER = 4  # fetched pages waiting for a parser, per fetch th
 class Restored:
     """Totals of the earlier runs of a resumed crawl (rates cover this run only)."""
     urls: int = 0
+    pages: int = 0
     bytes: int = 0
 
 
@@ -266,8 +267,12 @@ class Crawl:
         original = verdict.duplicate_of
         if original is not None:
             digest = self._as_duplicate(item, digest, original)
-        expands = self._expands(item) and original is None
-        new = self._enqueue(digest.links, item.level + 1, item.id) if expands else []
+        new = []
+        if original is None:
+            if self._expands(item):
+                new = self._enqueue(digest.links, item.level + 1, item.id)
+            else:
+                self._count_beyond_depth(digest.links)
         new_count = len(new) + self._children_before.pop(item.id, 0)
         self.in_links.update(digest.links)   # every target, known yet or not: order-free
         self.store.add_edges(item.id, item.url, digest.links)
@@ -332,6 +337,13 @@ class Crawl:
         self.frontier.push(items)
         return items
 
+    def _count_beyond_depth(self, urls) -> None:
+        """Links of a page at --max-depth that no page before had: URLs the
+        limit kept out. Marking them seen is safe: every page processed from
+        now on is at the same depth, so none of them could ever be queued."""
+        with self._seen_lock:
+            self.tally.skipped["depth"] += sum(map(self.seen.add, urls))
+
     def _redirect_check(self, url: str) -> str | None:
         """Called by GetPage for each redirect hop: the target must pass URL_Filter
         and be new, so a page reached by a redirect is still fetched once."""
@@ -364,7 +376,7 @@ class Crawl:
         self._children_before = Counter(item.parent_id for item in journal.items
                                         if item.parent_id is not None and item.parent_id not in done)
         self._handed_out = len(done)
-        self.restored = Restored(self.tally.urls, self.tally.bytes)
+        self.restored = Restored(self.tally.urls, self.tally.pages, self.tally.bytes)
         flags = self.frontier.level_flags
         for k in range(self.frontier.finished_levels):
             self.tally.level(k).m = flags[k + 1] if k + 1 < len(flags) else len(self.frontier)
@@ -400,8 +412,23 @@ class Crawl:
             if self.on_level:
                 self.on_level(k, level)
 
+    def stop_detail(self, reason: str) -> str:
+        """The stop reason in words, with what the limit left out."""
+        if reason == "max-depth":
+            return (f"max-depth: {self.tally.skipped['depth']} URLs beyond depth "
+                    f"{self.config.max_depth}")
+        if reason == "parser-died":
+            return f"parser-died: {self.parser_failure}"
+        return reason
+
+    @property
+    def every_seed_failed(self) -> bool:
+        """Every seed ended in an error or a robots.txt denial."""
+        level = self.tally.level(0)
+        return level.urls > 0 and level.errors + level.robots == level.urls
+
     def _finish(self) -> dict:
-        reason = self.stop_reason or "queue-empty"
+        reason = self.stop_reason or ("max-depth" if self.tally.skipped["depth"] else "queue-empty")
         elapsed = time.monotonic() - self._started
         # in_links first: END and stats.json say the crawl is complete.
         self.store.close()

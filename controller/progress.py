@@ -6,7 +6,7 @@ callbacks ``controller.crawl.Crawl`` takes, ``on_progress(Snapshot)`` and
 and ``close()``:
 
 - on a terminal (the stream's ``isatty()``), one line redrawn in place:
-  ``level 3  [######------]  52/130  230 URLs  225 pages  2 errors  143.8 pages/s  539 KB/s  0:12``
+  ``level 3  [######------]  52/130  230 URLs  225 pages  2 errors  143.8 URLs/s  539 KB/s  0:12``
   and, as each level ends, a line that stays: ``level 3 done: ...``;
 - anywhere else (a pipe, a file, a CI log): only the ``level k done`` lines
   and one status line every LOG_SECONDS, never a carriage return or an
@@ -19,15 +19,15 @@ with a carriage return, hides the cursor while it draws and prints
 nothing on a non-terminal, which is all this needs. tqdm would be one
 more dependency whose extras (nested bars, notebook widgets, its own
 smoothed rate of its own counter) we would not use, and rich is larger
-still. The rates shown are ours: pages/s and KB/s over the last
+still. The rates shown are ours: URLs/s and KB/s over the last
 WINDOW_SECONDS of crawl time (a sliding window over the snapshots), so a
 slow level shows as slow at once instead of being averaged away.
 
 Cost: each call does constant work, and the line is redrawn at most
 1 / DRAW_SECONDS times a second, whatever the Controller sends. All
 times come from the snapshots' ``elapsed``, never from a clock read
-here, so the display is deterministic under test. "pages/s" counts every
-fetched URL, errors included, as stats.json's ``pages_per_second`` does.
+here, so the display is deterministic under test. "URLs/s" counts every
+fetched URL, errors included, as stats.json's ``urls_per_second`` does.
 """
 from __future__ import annotations
 
@@ -48,12 +48,12 @@ BAR_WIDTH = 24         # characters of the bar itself
 
 @dataclass(frozen=True)
 class Rates:
-    pages_per_second: float
+    urls_per_second: float
     kb_per_second: float   # KB = 1024 bytes of response body
 
 
 class RateWindow:
-    """Pages/s and KB/s over the last ``seconds`` of (elapsed, urls, bytes) samples."""
+    """URLs/s and KB/s over the last ``seconds`` of (elapsed, urls, bytes) samples."""
 
     def __init__(self, seconds: float = WINDOW_SECONDS) -> None:
         self.seconds = seconds
@@ -146,7 +146,7 @@ class Progress:
     def _totals(self, snapshot: Snapshot) -> list[str]:
         rates = self._window.rates()
         return [f"{snapshot.urls} URLs", f"{snapshot.pages} pages", f"{snapshot.errors} errors",
-                f"{rates.pages_per_second:.1f} pages/s", f"{rates.kb_per_second:.0f} KB/s"]
+                f"{rates.urls_per_second:.1f} URLs/s", f"{rates.kb_per_second:.0f} KB/s"]
 
     def _draw(self, snapshot: Snapshot) -> None:
         if self._bar is None or self._bar_level != snapshot.level:

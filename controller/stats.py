@@ -19,12 +19,17 @@ def build_stats(crawl, stop_reason: str, elapsed: float) -> dict:
         "elapsed_seconds": round(elapsed, 3),
         "urls": tally.urls,
         "pages": tally.pages,
-        "errors": tally.errors,
+        "errors": tally.errors,                    # robots.txt denials not included
         "errors_by_kind": dict(tally.errors_by_kind),
+        "robots_denied": tally.robots_denied,
         "bytes": tally.bytes,
-        "pages_per_second": round((tally.urls - crawl.restored.urls) / seconds, 2),
+        # The rates and elapsed_seconds cover this run. URLs/s counts every
+        # fetch (an index.csv row, errors too); pages/s only the HTML pages.
+        "urls_per_second": round((tally.urls - crawl.restored.urls) / seconds, 2),
+        "pages_per_second": round((tally.pages - crawl.restored.pages) / seconds, 2),
         "kb_per_second": round((tally.bytes - crawl.restored.bytes) / 1024 / seconds, 2),
-        "urls_this_run": tally.urls - crawl.restored.urls,   # elapsed_seconds and the rates cover this run
+        "urls_this_run": tally.urls - crawl.restored.urls,
+        "stop_detail": crawl.stop_detail(stop_reason),
         "levels": [dict(level=k, **asdict(row)) for k, row in enumerate(tally.levels)],
         "level_flags": list(crawl.frontier.level_flags),
         "queue_total": len(crawl.frontier),

@@ -9,11 +9,12 @@ from dataclasses import dataclass, field
 class LevelTally:
     urls: int = 0        # URLs fetched (rows in index.csv), errors included
     pages: int = 0       # HTML pages (exact duplicates too: their rows point at the first copy's files)
-    errors: int = 0      # rows with an error
+    errors: int = 0      # rows with an error (robots.txt denials are not errors: see robots)
     new_urls: int = 0    # URLs this level's pages added to the queue
     m: int | None = None  # queue total when the level was finished (the level flag)
     duplicates: int = 0  # pages whose text an earlier page already had (duplicate_of)
     near_duplicates: int = 0  # pages within --simhash-distance of an earlier page
+    robots: int = 0      # rows denied by robots.txt: the site's wish, not a failure
 
 
 @dataclass(frozen=True)
@@ -51,9 +52,12 @@ class Tally:
         row.pages += saved
         row.new_urls += new_urls
         self.bytes += size
-        if error:
+        kind = error.split(":", 1)[0]
+        if kind == "robots":
+            row.robots += 1
+        elif error:
             row.errors += 1
-            self.errors_by_kind[error.split(":", 1)[0]] += 1
+            self.errors_by_kind[kind] += 1
 
     def count_page(self, level: int, error: str, digest, new_urls: int, size: int) -> None:
         saved = bool(digest.html_path)
@@ -95,6 +99,10 @@ class Tally:
     @property
     def errors(self) -> int:
         return sum(level.errors for level in self.levels)
+
+    @property
+    def robots_denied(self) -> int:
+        return sum(level.robots for level in self.levels)
 
     def filtered_ratio(self) -> dict:
         overall = 1 - self.text_chars / self.source_chars if self.source_chars else 0.0

@@ -51,10 +51,23 @@ class FakeFetcher:
         pass
 
 
+class DenyingFetcher(FakeFetcher):
+    """As FakeFetcher, but robots.txt disallows one path."""
+
+    def __init__(self, pages, denied):
+        super().__init__(pages)
+        self.denied = denied
+
+    def fetch(self, url):
+        if url.endswith(self.denied):
+            return FetchResult(url=url, final_url="", error="robots: disallowed by robots.txt")
+        return super().fetch(url)
+
+
 def run(tmp_path, pages, **overrides):
     settings = dict(seeds=(ROOT,), out=tmp_path / "out", workers=4, delay=0, progress=False)
     settings.update(overrides)
-    fetcher = FakeFetcher(pages, slow=settings.pop("slow", ()))
+    fetcher = settings.pop("fetcher", None) or FakeFetcher(pages, slow=settings.pop("slow", ()))
     crawl = Crawl(CrawlConfig(**settings), fetcher=fetcher)
     stats = crawl.run()
     return stats, fetcher, read_index(tmp_path / "out")
@@ -110,7 +123,30 @@ def test_each_url_is_fetched_once_and_edges_list_distinct_links(tmp_path):
 def test_max_depth_stops_following_links_beyond_the_level(tmp_path):
     stats, fetcher, rows = run(tmp_path, GRAPH, max_depth=1)
     assert sorted(int(r["level"]) for r in rows) == [0, 1, 1]
-    assert stats["stop_reason"] == "queue-empty"
+    # /a links to /x and back to /, /c to /d: two URLs the limit kept out.
+    assert stats["stop_reason"] == "max-depth" and stats["skipped_links"]["depth"] == 2
+    assert stats["stop_detail"] == "max-depth: 2 URLs beyond depth 1"
+
+
+def test_a_crawl_that_reaches_every_page_within_the_depth_ends_queue_empty(tmp_path):
+    stats, fetcher, rows = run(tmp_path, GRAPH, max_depth=4)
+    assert len(rows) == 7 and stats["stop_reason"] == "queue-empty"
+    assert "depth" not in stats["skipped_links"]
+
+
+def test_robots_denials_are_counted_apart_from_errors(tmp_path):
+    pages = {"/": html("/a", "/private", "/missing")}
+    stats, fetcher, rows = run(tmp_path, pages, fetcher=DenyingFetcher(pages, "/private"))
+    assert stats["robots_denied"] == 1 and stats["errors"] == 2   # /a and /missing: 404
+    assert stats["errors_by_kind"] == {"http": 2}
+    assert stats["levels"][1]["robots"] == 1 and stats["levels"][1]["errors"] == 2
+
+
+def test_urls_per_second_counts_every_fetch_and_pages_per_second_html_pages(tmp_path):
+    pages = {"/": html("/a", "/b", "/missing"), "/a": html(), "/b": html()}
+    stats, fetcher, rows = run(tmp_path, pages)
+    assert stats["urls"] == 4 and stats["pages"] == 3   # /missing is a 404: a URL, not a page
+    assert stats["urls_per_second"] / stats["pages_per_second"] == pytest.approx(4 / 3, rel=0.01)
 
 
 def test_max_pages_bounds_the_fetches(tmp_path):

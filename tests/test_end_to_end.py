@@ -89,7 +89,14 @@ def test_the_calendar_trap_is_bounded_by_the_depth(demo_crawl):
     server, out, stats, rows, requests = demo_crawl
     calendar = [r for r in rows if "/calendar/" in r["url"]]
     assert calendar and max(int(r["level"]) for r in calendar) == DEPTH
-    assert stats["stop_reason"] == "queue-empty"
+    # What the limit kept out: the links of the deepest pages that no page had before.
+    known = {r["url"] for r in rows} | {r["final_url"] for r in rows}
+    deepest = {r["id"] for r in rows if int(r["level"]) == DEPTH and not r["duplicate_of"]}
+    with open(out / "edges.csv", newline="", encoding="utf-8") as f:
+        beyond = {e["to_url"] for e in csv.DictReader(f) if e["from_id"] in deepest} - known
+    assert any("/calendar/" in url for url in beyond)
+    assert stats["stop_reason"] == "max-depth" and stats["skipped_links"]["depth"] == len(beyond)
+    assert stats["stop_detail"] == f"max-depth: {len(beyond)} URLs beyond depth {DEPTH}"
 
 
 def test_failures_are_recorded_and_the_crawl_completes(demo_crawl):
@@ -143,4 +150,6 @@ def test_every_dedup_algorithm_crawls_the_same_urls(tmp_path, demo_site, demo_se
     assert {path_of(r["url"]): int(r["level"]) for r in rows} == dict(demo_site.ground_truth(4).url_levels)
     redirect_targets = sum(1 for r in rows if r["final_url"] not in ("", r["url"]))
     assert stats["dedup"]["algorithm"] == dedup
-    assert stats["dedup"]["new"] == len(rows) + redirect_targets   # targets are marked seen too
+    # Redirect targets are marked seen too, and so are the URLs found beyond --max-depth
+    # (they are counted, and none could be queued later).
+    assert stats["dedup"]["new"] == len(rows) + redirect_targets + stats["skipped_links"]["depth"]

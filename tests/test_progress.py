@@ -50,7 +50,7 @@ def test_off_a_terminal_only_plain_lines_every_ten_seconds():
     lines = out.splitlines()
     assert [line.split(":")[0] for line in lines] == ["progress 0", "progress 0", "level 0 done"]
     assert lines[0] == ("progress 0:10: level 0 100/100, 100 URLs, 100 pages, 0 errors, "
-                        "10.0 pages/s, 40 KB/s")
+                        "10.0 URLs/s, 40 KB/s")
     assert lines[1].startswith("progress 0:20: level 0 200/100")
     assert lines[2] == ("level 0 done: 250 URLs fetched (249 pages, 1 errors), "
                         "80 new URLs queued, queue total 331")
@@ -82,7 +82,7 @@ def test_on_a_terminal_one_line_is_redrawn_in_place():
     out = ESCAPE.sub("", stream.getvalue())
     assert out.startswith("\r") and "\n" not in out
     assert re.fullmatch(r"\rlevel 2  \[#{7}-{17}\]  12/40  30 URLs  30 pages  1 errors  "
-                        r"0\.0 pages/s  0 KB/s  0:00", out)
+                        r"0\.0 URLs/s  0 KB/s  0:00", out)
 
 
 def test_on_a_terminal_a_finished_level_replaces_the_live_line_and_stays():
@@ -96,7 +96,7 @@ def test_on_a_terminal_a_finished_level_replaces_the_live_line_and_stays():
     assert screen == [
         "level 0 done: 20 URLs fetched (20 pages, 0 errors), 5 new URLs queued, queue total 25",
         # 20 URLs (80 KB) between the first snapshot (0.2 s) and the last (2.4 s)
-        "level 1  [#########---------------]  2/5  22 URLs  22 pages  0 errors  9.1 pages/s  "
+        "level 1  [#########---------------]  2/5  22 URLs  22 pages  0 errors  9.1 URLs/s  "
         "36 KB/s  0:02"]
     assert stream.getvalue().endswith("\n")
 
@@ -110,7 +110,7 @@ def test_the_live_rate_is_over_the_last_seconds_not_since_the_start():
         progress.on_progress(snapshot(10 + k * 0.1, 100 + 5 * k, kb=(100 + 5 * k) * 2))
     progress.close()
     last = terminal_screen(stream.getvalue())[-1]
-    assert "50.0 pages/s" in last and "100 KB/s" in last and last.endswith("0:16")
+    assert "50.0 URLs/s" in last and "100 KB/s" in last and last.endswith("0:16")
 
 
 def test_the_line_is_redrawn_at_most_five_times_a_second():
@@ -141,15 +141,15 @@ def terminal_screen(output):
 # -- the rate window ------------------------------------------------------------
 def test_rate_window_measures_the_last_seconds():
     window = RateWindow(seconds=5)
-    assert window.rates().pages_per_second == 0.0
+    assert window.rates().urls_per_second == 0.0
     window.add(0.0, 0, 0)
-    assert window.rates().pages_per_second == 0.0      # one sample: no span yet
-    for t in range(1, 11):                             # 10 pages/s, 10 KB/s
+    assert window.rates().urls_per_second == 0.0      # one sample: no span yet
+    for t in range(1, 11):                             # 10 URLs/s, 10 KB/s
         window.add(float(t), 10 * t, 10 * 1024 * t)
-    for t in range(11, 17):                            # then 40 pages/s, 80 KB/s
+    for t in range(11, 17):                            # then 40 URLs/s, 80 KB/s
         window.add(float(t), 100 + 40 * (t - 10), 102400 + 80 * 1024 * (t - 10))
     rates = window.rates()
-    assert rates.pages_per_second == pytest.approx(40.0)
+    assert rates.urls_per_second == pytest.approx(40.0)
     assert rates.kb_per_second == pytest.approx(80.0)
 
 

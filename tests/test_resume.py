@@ -219,7 +219,7 @@ def test_rates_after_a_resume_cover_only_the_new_run(tmp_path, site):
     Crawl(make_crawl(out, url, max_pages=20, delay=0)).run()
     stats = Crawl(make_crawl(out, url, max_pages=30, delay=0), resume=True).run()
     assert stats["urls"] == 30 and stats["urls_this_run"] == 10
-    assert stats["pages_per_second"] == pytest.approx(10 / stats["elapsed_seconds"], rel=0.05)
+    assert stats["urls_per_second"] == pytest.approx(10 / stats["elapsed_seconds"], rel=0.05)
 
 
 def test_kill_and_resume_keeps_warc_extraction_and_content_memory_exact(site, reference, tmp_path):
