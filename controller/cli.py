@@ -6,7 +6,6 @@ how to fix it, with exit status 2 and no traceback.
 from __future__ import annotations
 
 import json
-import re
 import signal
 import sys
 from contextlib import contextmanager
@@ -15,7 +14,8 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from controller.config import DEFAULT_USER_AGENT, VERSION, CrawlConfig, default_processes
+from controller.config import (CONTENT_DEDUP_MODES, DEFAULT_USER_AGENT, MAX_SIMHASH_DISTANCE,
+                               TEXT_MODES, VERSION, ConfigError, CrawlConfig, default_processes)
 from controller.crawl import Crawl
 from controller.resume import MUST_MATCH, SETTINGS_FILE, STATE_DIR, WARC_FILE
 from controller.progress import Progress
@@ -23,15 +23,7 @@ from controller.report import (FORMATS, TOP_LINKS, ReportError, build_report, le
                                render_report, summary_lines)
 from controller.store import OutputError
 from textfilter import EXTRACTORS
-from textfilter.extract import Extraction
-from urlfilter import SEEN_ALGORITHMS, check_drop_param, normalize
-
-CONTENT_DEDUP_MODES = ("off", "exact", "near")
-# Past 8, distinct pages of one site start to count as near duplicates (the
-# closest distinct pairs in experiments/compare_near_dup.py are 6-8 bits
-# apart), and the near index's keys get so short that a lookup meets a fifth
-# of all earlier pages or more (textfilter/duplicates.py).
-MAX_SIMHASH_DISTANCE = 8
+from urlfilter import SEEN_ALGORITHMS
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -75,7 +67,8 @@ FETCH_OPTIONS = [
                  help="Largest page body kept, in bytes (after decompression)."),
     click.option("--max-redirects", type=click.IntRange(min=0), default=10, show_default=True),
     click.option("--user-agent", default=DEFAULT_USER_AGENT, show_default=True,
-                 help="User-Agent header; robots.txt groups match its product token."),
+                 help="User-Agent header: NAME/VERSION first, then comments, e.g. "
+                      "'mybot/1.0 (+https://example.org/bot)'; robots.txt groups match NAME."),
     click.option("--ignore-robots", is_flag=True, help="Do not read or obey robots.txt."),
     click.option("--retries", type=click.IntRange(min=0), default=2, show_default=True,
                  help="Extra attempts after connection errors, timeouts, 429 and 5xx."),
@@ -119,7 +112,7 @@ CONTENT_OPTIONS = [
                  help="Largest Hamming distance between 64-bit SimHashes that counts as a near "
                       "duplicate (5: the smallest that catches 95% of ad-block and date-line "
                       "copies, measured)."),
-    click.option("--text", "text_mode", type=click.Choice(["plain", "main"]), default="plain",
+    click.option("--text", "text_mode", type=click.Choice(TEXT_MODES), default="plain",
                  show_default=True,
                  help="plain: all visible text; main: the main content block only (no menus, "
                       "sidebars, footers)."),
@@ -210,41 +203,24 @@ def _saved_settings(ctx, out: Path, seeds, options: dict):
 
 
 def make_config(seeds, out: Path, options: dict) -> CrawlConfig:
+    """The crawl's config from the command line; CrawlConfig checks every value
+    (before --out is touched) and its ConfigError becomes a usage error."""
     quiet = options.pop("quiet")
     options["obey_robots"] = not options.pop("ignore_robots")
-    options["drop_params"] = _checked(check_drop_param, options["drop_params"])
-    seeds = _check_seeds(seeds, fold_www=options["fold_www"], drop_query=options["drop_query"],
-                         drop_params=options["drop_params"])
-    _check_extraction(options)
-    return CrawlConfig(seeds=tuple(seeds), out=out, progress=not quiet,
-                       include=_check_regexes(options.pop("include"), "--include"),
-                       exclude=_check_regexes(options.pop("exclude"), "--exclude"), **options)
-
-
-def _check_extraction(options: dict) -> None:
-    if options["extract_from"]:
-        _check_regexes((options["extract_from"],), "--extract-from")
-    if not options["extract"]:
-        if options["extract_exclude"] or options["extract_from"] or options["extract_jsonl"]:
-            raise click.UsageError("--extract-from, --extract-exclude and --extract-jsonl work "
-                                   "with --extract NAME=SELECTOR; add at least one --extract")
-        return
     try:
-        Extraction.from_specs(options["extract"], options["extract_exclude"],
-                              options["extract_from"])
-    except ValueError as exc:
-        raise click.UsageError(f"--extract: {exc}") from None
+        return CrawlConfig(seeds=tuple(seeds), out=out, progress=not quiet, **options)
+    except ConfigError as exc:
+        raise click.UsageError(exc.problem if exc.named else
+                               f"{_option_of(exc.field)}: {exc.problem}") from None
 
 
-def _checked(check, values) -> tuple:
-    """The values, each accepted by ``check``, whose ValueError names the option
-    and says what is wrong."""
-    for value in values:
-        try:
-            check(value)
-        except ValueError as exc:
-            raise click.UsageError(str(exc)) from None
-    return tuple(values)
+# Config fields whose command-line spelling is not "--" + the field's name.
+OPTION_NAMES = {"seeds": "seed", "obey_robots": "--ignore-robots", "text_mode": "--text",
+                "drop_params": "--drop-param", "progress": "--quiet"}
+
+
+def _option_of(field_name: str) -> str:
+    return OPTION_NAMES.get(field_name, "--" + field_name.replace("_", "-"))
 
 
 def run_crawl(config: CrawlConfig, expected=None, *, resume=False, overwrite=False) -> dict:
@@ -289,29 +265,6 @@ def _exit_for(stats: dict) -> None:
         sys.exit(EXIT_INTERRUPTED)
     if stats["stop_reason"] == "terminated":
         sys.exit(128 + signal.SIGTERM)
-
-
-def _check_seeds(seeds, **flags) -> list[str]:
-    """Normalize seeds with the same flags as links, so scope compares like with like."""
-    checked = []
-    for seed in seeds:
-        url = normalize(seed, **flags)
-        if url is None:
-            bare_host = seed.strip() and "://" not in seed and not seed.startswith(("/", "."))
-            hint = f"; did you mean http://{seed}/ ?" if bare_host else ""
-            raise click.UsageError(f"seed {seed!r} is not an http(s) URL{hint} "
-                                   f"(seeds must look like http://host/path)")
-        checked.append(url)
-    return list(dict.fromkeys(checked))
-
-
-def _check_regexes(patterns, option: str) -> tuple[str, ...]:
-    for pattern in patterns:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise click.UsageError(f"{option} {pattern!r} is not a valid regular expression: {exc}")
-    return tuple(patterns)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,14 +1,34 @@
-"""CrawlConfig: every setting of one crawl, validated once, passed explicitly."""
+"""CrawlConfig: every setting of one crawl, validated once, passed explicitly.
+
+A CrawlConfig checks itself when it is made (``__post_init__``), whoever
+makes it: the command line, a script, or ``--resume`` from the settings a
+crawl saved. A setting out of its range is a ConfigError (a ValueError)
+whose one-line message names the setting and says what it accepts; the
+seeds are normalized as links are, so scope compares like with like.
+"""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+
+from textfilter import EXTRACTORS
+from textfilter.extract import Extraction
+from urlfilter import SCOPES, SEEN_ALGORITHMS, check_drop_param, normalize
 
 VERSION = "0.1.0"
 PRODUCT = "bfs-crawler"
 ABOUT_URL = "https://pypi.org/project/bfs-crawler/"
 DEFAULT_USER_AGENT = f"{PRODUCT}/{VERSION} (+{ABOUT_URL})"
+
+CONTENT_DEDUP_MODES = ("off", "exact", "near")
+TEXT_MODES = ("plain", "main")
+# Past 8, distinct pages of one site start to count as near duplicates (the
+# closest distinct pairs in experiments/compare_near_dup.py are 6-8 bits
+# apart), and the near index's keys get so short that a lookup meets a fifth
+# of all earlier pages or more (textfilter/duplicates.py).
+MAX_SIMHASH_DISTANCE = 8
 
 
 def default_processes() -> int:
@@ -18,10 +38,22 @@ def default_processes() -> int:
     return max(1, (os.cpu_count() or 1) - 1)
 
 
+class ConfigError(ValueError):
+    """A setting CrawlConfig refuses. ``problem`` says what is wrong and what is
+    accepted; the message is "field: problem", or the problem alone when it
+    already names the setting (``named``, messages of the leaf packages)."""
+
+    def __init__(self, field_name: str, problem: str, *, named: bool = False) -> None:
+        super().__init__(problem if named else f"{field_name}: {problem}")
+        self.field = field_name
+        self.problem = problem
+        self.named = named
+
+
 @dataclass(frozen=True)
 class CrawlConfig:
-    seeds: tuple[str, ...]            # normalized http(s) URLs, level 0
-    out: Path                         # output directory
+    seeds: tuple[str, ...]            # http(s) URLs, level 0; normalized and deduplicated here
+    out: Path                         # output directory (a str is made a Path)
     max_depth: int = 3                # deepest level fetched; 0 = no limit
     max_pages: int = 1000             # URLs fetched at most; 0 = no limit
     max_seconds: float = 0            # wall-clock budget; 0 = no limit
@@ -32,7 +64,7 @@ class CrawlConfig:
     timeout: float = 10.0             # seconds per request (connect and whole body)
     max_bytes: int = 10_000_000       # decoded body cap per page, bytes
     max_redirects: int = 10
-    user_agent: str = DEFAULT_USER_AGENT
+    user_agent: str = DEFAULT_USER_AGENT  # NAME/VERSION first (robots.txt matches NAME), see user_agent_problem
     obey_robots: bool = True
     scope: str = "host"               # host | domain | any
     include: tuple[str, ...] = ()     # regexes; a URL must match one (if any given)
@@ -62,3 +94,178 @@ class CrawlConfig:
     extract_jsonl: bool = False       # also write extracted.jsonl (exact lists of matches)
     warc: bool = False                # also write crawl.warc.gz (request/response records)
     progress: bool = True             # print level summaries to stderr while crawling
+
+    def __post_init__(self) -> None:
+        set_field = object.__setattr__   # frozen: the checked values are set once, here
+        for name, value in _typed_fields(self):
+            set_field(self, name, value)
+        for name, rule in RANGES.items():
+            _check(name, rule.problem(getattr(self, name)))
+        for name, choices in CHOICES.items():
+            _check(name, _choice_problem(getattr(self, name), choices))
+        _check_patterns(self)
+        _check_extraction(self)
+        _check("user_agent", user_agent_problem(self.user_agent))
+        set_field(self, "seeds", _normalized_seeds(self))
+
+
+@dataclass(frozen=True)
+class Range:
+    """The values a number setting accepts: ``kind`` int, or float (ints too)."""
+    kind: type
+    low: float
+    high: float | None = None
+    open_ends: bool = False    # low and high themselves excluded
+
+    def problem(self, value) -> str:
+        kinds = (int,) if self.kind is int else (int, float)
+        fits = isinstance(value, kinds) and not isinstance(value, bool) and (
+            (self.low < value if self.open_ends else self.low <= value) and
+            (self.high is None or (value < self.high if self.open_ends else value <= self.high)))
+        return "" if fits else f"must be {self}, not {value!r}"
+
+    def __str__(self) -> str:
+        what = "an integer" if self.kind is int else "a number"
+        if self.high is not None:
+            return f"{what} {'strictly ' if self.open_ends else ''}between {self.low} and {self.high}"
+        return f"{what} {'>' if self.open_ends else '>='} {self.low}"
+
+
+# Every number setting and the values it accepts (0 means "no limit" where the
+# field's comment says so).
+RANGES = {
+    "max_depth": Range(int, 0), "max_pages": Range(int, 0), "max_seconds": Range(float, 0),
+    "workers": Range(int, 1), "processes": Range(int, 0), "per_host": Range(int, 1),
+    "delay": Range(float, 0), "timeout": Range(float, 0, open_ends=True),
+    "max_bytes": Range(int, 1), "max_redirects": Range(int, 0),
+    "max_url_length": Range(int, 0), "max_path_repeats": Range(int, 0),
+    "max_pages_per_host": Range(int, 0), "max_query_variants": Range(int, 0),
+    "seen_cache": Range(int, 0), "bloom_capacity": Range(int, 1),
+    "bloom_error": Range(float, 0, 1, open_ends=True), "retries": Range(int, 0),
+    "retry_backoff": Range(float, 0), "max_retry_after": Range(float, 0),
+    "simhash_distance": Range(int, 0, MAX_SIMHASH_DISTANCE),
+}
+CHOICES = {
+    "scope": SCOPES, "dedup": tuple(sorted(SEEN_ALGORITHMS)),
+    "extractor": tuple(sorted(EXTRACTORS)), "content_dedup": CONTENT_DEDUP_MODES,
+    "text_mode": TEXT_MODES,
+}
+# RFC 9110 section 10.1.5: product = token ["/" product-version], both tokens of tchar.
+_TOKEN = r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
+_PRODUCT = re.compile(rf"({_TOKEN})(?:/({_TOKEN}))?")
+# RFC 9309 product tokens (what robots.txt groups are matched on) start so.
+_ROBOTS_TOKEN_START = re.compile(r"[A-Za-z_-]")
+
+
+def user_agent_problem(agent: str) -> str:
+    """What is wrong with ``agent`` as the crawler's User-Agent; "" if nothing.
+
+    It must begin with a product, NAME or NAME/VERSION of RFC 9110 token
+    characters, whose NAME starts as an RFC 9309 product token does (a
+    letter, '-' or '_'), because robots.txt groups are matched on it. After
+    a space anything printable may follow (comments, more products), except
+    that a NAME without a version must be followed by a comment: "a b/1"
+    reads as a name with a space in it, of which robots.txt would see "a".
+    One line of printable ASCII: a newline would end the header.
+    """
+    if not agent.strip():
+        return f"{agent!r} is empty: give a product such as mybot/1.0 (+https://example.org/bot)"
+    odd = next((char for char in agent if not " " <= char <= "~"), None)
+    if odd is not None:
+        return (f"{agent!r} holds {odd!r}: a User-Agent is one line of printable ASCII "
+                f"(no newline, tab or other control character)")
+    if agent != agent.strip():
+        return f"{agent!r} has leading or trailing spaces (a quoting slip?)"
+    product, _, rest = agent.partition(" ")
+    match = _PRODUCT.fullmatch(product)
+    if match is None:
+        return (f"{agent!r} does not begin with a product NAME or NAME/VERSION made of letters, "
+                f"digits and !#$%&'*+-.^_`|~ (RFC 9110); put a space before anything else")
+    if not _ROBOTS_TOKEN_START.match(product):
+        return (f"{agent!r}: the product name must start with a letter, '-' or '_' "
+                f"(robots.txt groups are matched on its letters)")
+    if rest and match.group(2) is None and not rest.startswith("("):
+        return (f"{agent!r} reads as a name with a space, of which robots.txt groups would "
+                f"match only {product!r}: write the name as one token ({product}-{rest}) "
+                f"or give it a version ({product}/1.0 {rest})")
+    return ""
+
+
+def _check(name: str, problem: str, *, named: bool = False) -> None:
+    if problem:
+        raise ConfigError(name, problem, named=named)
+
+
+def _typed_fields(config: CrawlConfig):
+    """(name, value) of the fields whose value is converted: out to a Path, lists
+    to tuples; raises ConfigError for a value of the wrong type."""
+    for spec in fields(config):
+        value = getattr(config, spec.name)
+        if spec.type == "bool":
+            _check(spec.name, "" if isinstance(value, bool) else f"must be True or False, not {value!r}")
+        elif spec.type == "str":
+            _check(spec.name, "" if isinstance(value, str) else f"must be a string, not {value!r}")
+        elif spec.type == "tuple[str, ...]":
+            yield spec.name, _strings(spec.name, value)
+        elif spec.type == "Path":
+            _check(spec.name, "" if isinstance(value, (str, os.PathLike))
+                   else f"must be a path (str or pathlib.Path), not {value!r}")
+            yield spec.name, Path(value)
+
+
+def _strings(name: str, values) -> tuple[str, ...]:
+    if isinstance(values, (list, tuple)) and all(isinstance(value, str) for value in values):
+        return tuple(values)
+    raise ConfigError(name, f"must be a list or tuple of strings, not {values!r}")
+
+
+def _choice_problem(value, choices: tuple[str, ...]) -> str:
+    return "" if value in choices else f"{value!r} is not one of {', '.join(choices)}"
+
+
+def _check_patterns(config: CrawlConfig) -> None:
+    """Regular expressions compile; --drop-param globs are names, not name=value."""
+    regexes = [("include", p) for p in config.include] + [("exclude", p) for p in config.exclude]
+    if config.extract_from:
+        regexes.append(("extract_from", config.extract_from))
+    for name, pattern in regexes:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ConfigError(name, f"{pattern!r} is not a valid regular expression: {exc}") from None
+    for pattern in config.drop_params:
+        try:
+            check_drop_param(pattern)
+        except ValueError as exc:
+            raise ConfigError("drop_params", str(exc), named=True) from None
+
+
+def _check_extraction(config: CrawlConfig) -> None:
+    if not config.extract:
+        given = [name for name in ("extract_from", "extract_exclude", "extract_jsonl")
+                 if getattr(config, name)]
+        if given:
+            raise ConfigError("extract", f"nothing is extracted, so {', '.join(given)} would do "
+                                         f"nothing; add at least one --extract NAME=SELECTOR")
+        return
+    try:
+        Extraction.from_specs(config.extract, config.extract_exclude, config.extract_from)
+    except ValueError as exc:
+        raise ConfigError("extract", str(exc)) from None
+
+
+def _normalized_seeds(config: CrawlConfig) -> tuple[str, ...]:
+    """The seeds normalized with the same flags as links, duplicates dropped, in order."""
+    if not config.seeds:
+        raise ConfigError("seeds", "none given: give at least one start URL, e.g. http://host/")
+    normalized = []
+    for seed in config.seeds:
+        url = normalize(seed, fold_www=config.fold_www, drop_query=config.drop_query,
+                        drop_params=config.drop_params)
+        if url is None:
+            bare_host = seed.strip() and "://" not in seed and not seed.startswith(("/", "."))
+            hint = f"; did you mean http://{seed}/ ?" if bare_host else ""
+            raise ConfigError("seeds", f"{seed!r} is not an http(s) URL{hint} "
+                                       f"(seeds must look like http://host/path)")
+        normalized.append(url)
+    return tuple(dict.fromkeys(normalized))

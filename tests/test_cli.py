@@ -38,6 +38,33 @@ def test_bad_input_gets_one_line_and_exit_2(tmp_path, args, words):
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize("agent, words", [
+    ("", "is empty"),
+    ("  ", "is empty"),
+    ("bot\n", "one line of printable ASCII"),
+    ("a b/1", "reads as a name with a space"),
+    ("bot/1.0(+http://x/)", "put a space before anything else"),
+])
+def test_a_bad_user_agent_gets_one_line_and_exit_2_and_writes_nothing(tmp_path, agent, words):
+    done = subprocess.run([sys.executable, "-m", "controller", "crawl", "http://127.0.0.1:1/",
+                           "--user-agent", agent], capture_output=True, text=True, timeout=60,
+                          cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("crawler: error: --user-agent: ")
+    assert words in lines[0]
+    assert list(tmp_path.iterdir()) == []   # no crawl-out/
+
+
+def test_a_user_agent_with_a_comment_after_the_product_is_sent_as_given(tmp_path, serve):
+    with serve(lambda request: (200, {"Content-Type": "text/html"}, b"<p>ok</p>")) as (url, log):
+        done = crawler("crawl", url, "--out", str(tmp_path / "o"), "--ignore-robots", "--quiet",
+                       "--user-agent", "bfs-crawler/0.1 (+https://example.org/bot)")
+        assert done.returncode == 0, done.stderr
+        assert {r.headers["user-agent"] for r in log.snapshot()} == \
+            {"bfs-crawler/0.1 (+https://example.org/bot)"}
+
+
 def test_unwritable_output_directory_is_a_usage_error(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
