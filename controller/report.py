@@ -22,7 +22,9 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 
+from controller.lock import holder
 from controller.reading import CrawlFiles, PageRow, ReportError, Run, read_crawl
+from controller.resume import lock_path
 from controller.tables import Table
 
 __all__ = ["Report", "ReportError", "build_report", "render_report", "level_table",
@@ -224,6 +226,8 @@ class Report:
     skipped_links: dict | None        # stats.json "skipped_links": links not queued, by reason
     timeline: Timeline
     content: dict | None = None       # stats.json "content": duplicates and extraction, flattened
+    running: bool | None = None       # a crawl holds the directory's lock now; None: it has no lock file
+    pid: int | None = None            # the process of that crawl
 
 
 # -- building it --------------------------------------------------------------
@@ -238,9 +242,9 @@ def build_report(crawl_dir: Path, *, top: int = TOP_LINKS) -> Report:
     # Without a trace, stats.json alone says a run reached its end.
     ended = runs[-1].ended if runs else files.stats is not None
     notes = list(files.notes)
+    running, pid = _process(Path(crawl_dir))
     if runs and not ended:
-        notes.append("trace.log has no END line for the last run: the crawl is still running, "
-                     "or was killed")
+        notes.append(f"trace.log has no END line for the last run: {_liveness(running, pid)}")
     rows = files.rows
     return Report(
         crawl_dir=str(files.path), finished=files.stats is not None and ended,
@@ -256,7 +260,25 @@ def build_report(crawl_dir: Path, *, top: int = TOP_LINKS) -> Report:
         top_out_links=_top(files.links.out_links, top),
         dedup=(files.stats or {}).get("dedup"), skipped_links=(files.stats or {}).get("skipped_links"),
         content=_content(files.stats),
-        timeline=_timeline(runs))
+        timeline=_timeline(runs), running=running, pid=pid)
+
+
+def _process(crawl_dir: Path) -> tuple[bool | None, int | None]:
+    """Whether a crawl holds the directory's lock (None: there is no lock file,
+    as in crawls made before it existed), and that crawl's pid."""
+    path = lock_path(crawl_dir)
+    held = holder(path)
+    if held is not None:
+        return True, held.pid
+    return (False if path.exists() else None), None
+
+
+def _liveness(running: bool | None, pid: int | None) -> str:
+    if running:
+        return f"the crawl is running (pid {pid})" if pid else "the crawl is running"
+    if running is False:
+        return "the crawl was killed, or crashed (no process holds its lock)"
+    return "the crawl is still running, or was killed"
 
 
 def _iso(moment: datetime) -> str:
@@ -486,8 +508,12 @@ def _content(stats: dict | None) -> dict | None:
 def _overview(report: Report) -> Table:
     if report.finished:
         state = f"finished: {report.stop_reason}"
+    elif report.running:
+        state = f"PARTIAL: running (pid {report.pid})" if report.pid else "PARTIAL: running"
     elif report.stop_reason:
         state = f"PARTIAL: stopped ({report.stop_reason}) but the files are incomplete"
+    elif report.running is False:
+        state = "PARTIAL: killed before it finished"
     else:
         state = "PARTIAL: still running, or killed before it finished"
     runs = f"{report.runs} run" + ("" if report.runs == 1 else "s")

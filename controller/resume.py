@@ -21,12 +21,14 @@ from pathlib import Path
 
 from controller.config import CrawlConfig
 from controller.extracted import keep_rows_of as keep_extracted_rows_of
+from controller.lock import CrawlLock, Holder, LockHeld
 from controller.store import INDEX_COLUMNS, OutputError
 from urllist.journal import cut_torn_line
 
 STATE_DIR = "state"
 SETTINGS_FILE = "settings.json"
 JOURNAL_FILE = "queue.log"
+LOCK_FILE = "lock"   # one crawl per directory: controller/lock.py
 WARC_FILE = "crawl.warc.gz"
 CRAWL_FILES = ("pages", "text", STATE_DIR, "index.csv", "edges.csv", "trace.log",
                "stats.json", "stats.json.tmp", "index.csv.tmp", WARC_FILE,
@@ -49,12 +51,69 @@ class PreviousCrawl:
 
 
 
-def prepare_out_dir(config: CrawlConfig, resume: bool, overwrite: bool) -> None:
-    """Refuse a directory that would mix two crawls; clear it for --overwrite."""
+def prepare_out_dir(config: CrawlConfig, resume: bool, overwrite: bool) -> CrawlLock:
+    """Lock the directory for this crawl, refuse one that would mix two crawls,
+    and clear it for --overwrite. The lock comes first: while another crawl
+    holds it, nothing in the directory is changed or removed. The caller
+    keeps the lock for the whole run and releases it at the end."""
     out = config.out
     if resume and overwrite:
         raise OutputError("--resume continues the crawl in --out and --overwrite replaces it; "
                           "give only one of them")
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"output directory {out} is a file, not a directory; choose another --out")
+    _release_kept()
+    lock = _lock(out, create=False)   # a crawl that is there, locked or not
+    try:
+        _refuse_mixing(config, resume, overwrite)
+        lock = lock or _lock(out, create=True)
+        if overwrite:
+            _remove_crawl_files(out)
+    except BaseException:
+        if lock:
+            lock.release()
+        raise
+    _kept.append(lock)
+    return lock
+
+
+# Stopgap until Crawl keeps the lock prepare_out_dir returns and releases it
+# when it finishes: the lock is kept here, so it lasts until this process
+# prepares another directory or ends.
+_kept: list[CrawlLock] = []
+
+
+def _release_kept() -> None:
+    while _kept:
+        _kept.pop().release()
+
+
+def lock_path(out: Path) -> Path:
+    return out / STATE_DIR / LOCK_FILE
+
+
+def _lock(out: Path, *, create: bool) -> CrawlLock | None:
+    try:
+        return CrawlLock.take(lock_path(out), create=create)
+    except LockHeld as held:
+        raise OutputError(_held_message(out, held.holder)) from None
+    except OSError as exc:
+        raise OutputError(f"cannot write to output directory {out}: {exc.strerror or exc}; "
+                          f"choose another --out") from None
+
+
+def _held_message(out: Path, holder: Holder | None) -> str:
+    if holder is None:
+        return f"{out} is being read by another process at this instant (crawler report?); try again"
+    if holder.pid is None:
+        return f"{out} is being crawled by another process; wait for it or stop it, then --resume"
+    started = f" (started {holder.started})" if holder.started else ""
+    return (f"{out} is being crawled by process {holder.pid}{started}; wait for it or stop it "
+            f"(kill {holder.pid}), then --resume")
+
+
+def _refuse_mixing(config: CrawlConfig, resume: bool, overwrite: bool) -> None:
+    out = config.out
     if resume:
         saved = out / STATE_DIR / SETTINGS_FILE
         if not saved.exists():
@@ -64,15 +123,19 @@ def prepare_out_dir(config: CrawlConfig, resume: bool, overwrite: bool) -> None:
         if difference:
             raise OutputError(f"--resume: {difference}; resume with the crawl's own settings "
                               f"or start a new crawl in another --out")
-        return
-    if out.exists() and not out.is_dir():
-        raise OutputError(f"output directory {out} is a file, not a directory; choose another --out")
-    if out.exists() and any(out.iterdir()):
-        if not overwrite:
-            raise OutputError(f"output directory {out} is not empty; use --resume to continue the "
-                              f"crawl in it, --overwrite to replace it, or choose another --out")
-        for name in CRAWL_FILES:
+    elif not overwrite and out.exists() and any(out.iterdir()):
+        raise OutputError(f"output directory {out} is not empty; use --resume to continue the "
+                          f"crawl in it, --overwrite to replace it, or choose another --out")
+
+
+def _remove_crawl_files(out: Path) -> None:
+    """The crawler's own files, except the lock file (see controller/lock.py)."""
+    for name in CRAWL_FILES:
+        if name != STATE_DIR:
             _remove(out / name)
+    for path in (out / STATE_DIR).iterdir():
+        if path.name != LOCK_FILE:
+            _remove(path)
 
 
 def save_settings(config: CrawlConfig) -> None:

@@ -6,6 +6,7 @@ report never needs the network."""
 import csv
 import io
 import json
+import os
 import shutil
 import struct
 import sys
@@ -81,7 +82,7 @@ def test_level_table_matches_the_demo_sites_ground_truth(demo, demo_site):
     assert [(r.level, r.urls, r.pages, r.new_urls, r.m) for r in report.levels] == \
         expected_levels(truth)
     assert (report.urls, report.pages) == (truth.total_urls, truth.total_pages)
-    assert report.finished and report.stop_reason == "queue-empty" and report.notes == ()
+    assert report.finished and report.stop_reason == "max-depth" and report.notes == ()
     assert report.runs == 1 and report.seeds == tuple(stats["seeds"])
 
 
@@ -151,15 +152,18 @@ def test_links_ratio_and_dedup_come_from_edges_index_and_stats(demo):
     assert report.dedup == stats["dedup"] and report.skipped_links == stats["skipped_links"]
 
 
-def test_a_report_taken_while_the_crawl_runs_says_it_is_partial(demo, demo_site):
-    _, _, during = demo
+def test_a_report_taken_while_the_crawl_runs_says_it_is_partial_and_running(demo, demo_site):
+    out, _, during = demo
     truth = demo_site.ground_truth(DEPTH)
     assert [(r.level, r.urls, r.pages, r.new_urls, r.m) for r in during.levels] == \
         expected_levels(truth, upto=STOP_AT_LEVEL + 1)
     assert not during.finished and during.stop_reason is None and during.dedup is None
     assert any("stats.json is missing" in note for note in during.notes)
-    assert any("no END line" in note for note in during.notes)
-    assert "PARTIAL" in render_report(during)
+    assert f"no END line for the last run: the crawl is running (pid {os.getpid()})" in \
+        " ".join(during.notes)
+    assert (during.running, during.pid) == (True, os.getpid())   # this process crawled it
+    assert f"PARTIAL: running (pid {os.getpid()})" in render_report(during)
+    assert build_report(out).finished
 
 
 # -- cut-off, missing and foreign files ----------------------------------------
@@ -197,6 +201,22 @@ def test_a_killed_crawl_with_cut_lines_and_no_stats_is_reported_as_partial(demo,
     assert "PARTIAL" in text and "not available: stats.json" in text
 
 
+def test_a_lock_file_nobody_holds_means_the_crawl_was_killed(demo, tmp_path):
+    out, _, _ = demo
+    crawl = copy_crawl(out, tmp_path / "killed")
+    cut_last_line_in_half(crawl / "trace.log")     # the END line
+    (crawl / "stats.json").unlink()
+    unknown = build_report(crawl)                  # made before crawls had a lock file
+    assert unknown.running is None and "still running, or killed" in render_report(unknown)
+    (crawl / "state").mkdir()
+    (crawl / "state" / "lock").write_text("4242 2026-01-01T00:00:00.000Z\n")
+    killed = build_report(crawl)
+    assert (killed.running, killed.pid) == (False, None)
+    assert "PARTIAL: killed before it finished" in render_report(killed)
+    assert "no END line for the last run: the crawl was killed" in " ".join(killed.notes)
+    assert sorted(p.name for p in (crawl / "state").iterdir()) == ["lock"]
+
+
 def test_without_trace_log_the_level_flags_come_from_stats_json(demo, demo_site, tmp_path):
     out, _, _ = demo
     crawl = copy_crawl(out, tmp_path / "no-trace")
@@ -206,7 +226,7 @@ def test_without_trace_log_the_level_flags_come_from_stats_json(demo, demo_site,
         expected_levels(demo_site.ground_truth(DEPTH))
     assert report.speed.fetches == 0 and report.speed.average_pages_per_second is None
     assert any(note.startswith("trace.log is missing") for note in report.notes)
-    assert report.finished and report.stop_reason == "queue-empty"
+    assert report.finished and report.stop_reason == "max-depth"
 
 
 def test_a_cut_edges_line_and_edges_of_uncommitted_pages_are_not_counted(tmp_path):
