@@ -63,7 +63,7 @@ def prepare_out_dir(config: CrawlConfig, resume: bool, overwrite: bool) -> Crawl
     if out.exists() and not out.is_dir():
         raise OutputError(f"output directory {out} is a file, not a directory; choose another --out")
     _release_kept()
-    lock = _lock(out, create=False)   # a crawl that is there, locked or not
+    lock = _lock(out, create=False)   # the lock file of a crawl already there, if any
     try:
         _refuse_mixing(config, resume, overwrite)
         lock = lock or _lock(out, create=True)
@@ -78,8 +78,9 @@ def prepare_out_dir(config: CrawlConfig, resume: bool, overwrite: bool) -> Crawl
 
 
 # Stopgap until Crawl keeps the lock prepare_out_dir returns and releases it
-# when it finishes: the lock is kept here, so it lasts until this process
-# prepares another directory or ends.
+# when it finishes: a lock nobody releases lasts until its process ends, so a
+# process that crawls one directory after another (tests, scripts) has its
+# previous lock released here first.
 _kept: list[CrawlLock] = []
 
 
