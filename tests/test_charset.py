@@ -4,11 +4,20 @@ import codecs
 import gzip
 import random
 import re
+import sys
+from pathlib import Path
 
 import pytest
+from getpage_stub import local_config
 
-from getpage.charset import codec_for_label, decode_html, header_charset
+from demosite import Response
+from getpage import Fetcher
+from getpage.charset import (codec_for_label, decode_html, detect_codec, find_meta_charset, header_charset,
+                             reads_as_western)
 from getpage.sniff import binary_bytes, binary_text, control_count
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "experiments"))
+from charset_corpus import LANGUAGES, short_excerpts  # noqa: E402
 
 CHINESE = "北京是中华人民共和国的首都，也是全国的政治、文化和国际交往中心。长城是中国古代的军事防御工程，绵延数千公里。"
 TRADITIONAL = "臺灣是位於東亞的島嶼，首都是臺北市。這裡的夜市文化非常有名，每年吸引許多觀光客前來品嚐小吃。"
@@ -101,11 +110,50 @@ def test_unknown_header_label_falls_through_to_meta():
     assert (text, used) == (page, "gb18030")
 
 
-def test_meta_after_the_first_4_kib_is_not_read():
-    late = "<html><body>" + "x" * 5000 + '<meta charset="koi8-r"></body></html>'
-    assert decode_html(late.encode("ascii"), "text/html")[1] == "utf-8"
-    early = "<html><body>" + "x" * 4000 + '<meta charset="koi8-r"></body></html>'
-    assert decode_html(early.encode("ascii"), "text/html")[1] == "koi8-r"
+def test_meta_in_the_first_1024_bytes_is_read_even_in_the_body():
+    page = "<html><body><p>" + "x" * 900 + '</p><meta charset="koi8-r"></body></html>'
+    assert decode_html(page.encode("ascii"), "text/html")[1] == "koi8-r"
+
+
+def test_meta_past_1024_bytes_outside_the_head_is_not_read():
+    page = "<html><body><p>" + "x" * 1100 + '</p><meta charset="koi8-r"></body></html>'
+    assert decode_html(page.encode("ascii"), "text/html")[1] == "utf-8"
+
+
+def test_meta_late_in_a_long_head_is_read_as_blink_reads_it():
+    style = "<style>" + "p { margin: 0 }\n" * 200 + "</style>"
+    page = f'<html><head><title>t</title>{style}<link rel="icon" href="/i"><meta charset="koi8-r"></head>'
+    assert page.index("<meta charset") > 3000
+    assert find_meta_charset(page.encode("ascii")) == "koi8-r"
+
+
+@pytest.mark.parametrize("hidden", [
+    '<!-- <meta charset="koi8-r"> -->',
+    '<script>document.write(\'<meta charset="koi8-r">\')</script>',
+    '<title>about <meta charset="koi8-r"></title>',
+    '<meta name="description" content="charset=koi8-r">',
+])
+def test_meta_text_that_is_not_a_declaration_is_not_read(hidden):
+    page = f"<html><head>{hidden}</head><body><p>caf\xe9</p></body></html>"
+    assert find_meta_charset(page.encode("latin-1")) == ""
+
+
+@pytest.mark.parametrize("meta, label", [
+    ('<meta charset="windows-1250">', "windows-1250"),
+    ("<meta charset=koi8-r>", "koi8-r"),
+    ("<META CHARSET='Shift_JIS'/>", "Shift_JIS"),
+    ('<meta content="text/html; charset=euc-kr" http-equiv="content-type">', "euc-kr"),
+    ('<meta http-equiv=Content-Type content="text/html;charset=\'big5\'">', "big5"),
+])
+def test_meta_declarations_in_their_spellings(meta, label):
+    assert find_meta_charset(f"<!DOCTYPE html><html><head>{meta}</head></html>".encode("ascii")) == label
+
+
+def test_meta_beats_detection_even_when_it_lies():
+    body = html("Le coût de la vie a beaucoup augmenté, même pour les élèves.",
+                head='<meta charset="windows-1250">').encode("cp1252")
+    text, used = decode_html(body, "text/html")
+    assert (text, used) == (body.decode("cp1250"), "cp1250")
 
 
 def test_meta_claiming_utf16_is_read_as_utf8():
@@ -128,7 +176,11 @@ def test_empty_unlabelled_body_is_utf8():
     ("big5", "big5hkscs"), ("sjis", "cp932"), ("x-sjis", "cp932"), ("Shift_JIS", "cp932"),
     ("iso-8859-1", "cp1252"), ("latin1", "cp1252"), ("US-ASCII", "cp1252"), ("ascii", "cp1252"),
     ("euc-kr", "cp949"), ("utf8", "utf-8"), ("UTF-8", "utf-8"), ("koi8-r", "koi8-r"),
-    ("euc-jp", "euc_jp"), (' "utf-8" ', "utf-8"),
+    ("euc-jp", "euc_jp"), (' "utf-8" ', "utf-8"), ("windows-1250", "cp1250"), ("iso-8859-2", "iso8859-2"),
+    ("iso-8859-7", "iso8859-7"), ("windows-1253", "cp1253"), ("ISO-8859-9", "cp1254"), ("latin5", "cp1254"),
+    ("TIS-620", "cp874"), ("windows-874", "cp874"), ("iso-8859-11", "cp874"), ("iso-8859-8-i", "iso8859-8"),
+    ("koi8-ru", "koi8-u"), ("KOI8-U", "koi8-u"), ("x-mac-cyrillic", "mac-cyrillic"), ("macintosh", "mac-roman"),
+    ("ks_c_5601-1987", "cp949"), ("windows-1257", "cp1257"),
     ("utf-7", None), ("base64", None), ("rot13", None), ("no-such-thing", None), ("", None),
 ])
 def test_labels_map_as_browsers_map_them(label, codec):
@@ -209,3 +261,85 @@ def test_control_characters_are_counted_exactly():
 def test_the_control_share_limit_is_8_percent():
     assert not binary_text("\x01" * 8 + "a" * 92)
     assert binary_text("\x01" * 9 + "a" * 91)
+
+
+# -- detection: undeclared pages in single-byte code pages ---------------------------
+
+
+WESTERN_CASES = [  # (language, sentence): undeclared windows-1252, the reported failures first
+    ("French", "Le coût de la vie a beaucoup augmenté, et même les élèves disent que ce quartier est très "
+               "sûr. Ma sœur préfère les œuvres de Molière."),
+    ("Dutch", "De coördinatie tussen de ziekenhuizen in België verloopt beter; de ideeën van het nieuwe "
+              "bestuur en het financiële rapport zijn naïef."),
+    ("Swedish", "På vintern blir det mörkt redan vid tretiden, så vi tänder ljus i alla fönster och åker "
+                "skridskor på sjön."),
+    ("German", "Die Straßenbahn fährt alle zehn Minuten zur Universität, außer am Wochenende, sagt der "
+               "Bürgermeister."),
+]
+
+
+@pytest.mark.parametrize("language, sentence", WESTERN_CASES, ids=[c[0] for c in WESTERN_CASES])
+def test_undeclared_western_page_is_windows_1252(language, sentence):
+    page = html(sentence)
+    assert decode_html(page.encode("cp1252"), "text/html") == (page, "cp1252")
+
+
+def test_undeclared_greek_iso_8859_7_keeps_its_accented_capitals():
+    """ISO-8859-7 and windows-1253 put Ά on different bytes; read with the other one it becomes ¶ or ¢."""
+    page = html("Άνοιξη στην Αθήνα. Ο Όλυμπος είναι το ψηλότερο βουνό της Ελλάδας. Έχουμε εισιτήρια "
+                "για το πλοίο των οκτώ.")
+    text, used = decode_html(page.encode("iso8859_7"), "text/html")
+    assert text == page
+    assert page.encode("iso8859_7").decode("cp1253", errors="replace") != page   # the case is a real one
+
+
+SHORT_PAGES = [(language.code, codec, short_excerpts(language.sentences_in(codec))[0])
+               for language in LANGUAGES for codec in language.legacy]
+
+
+@pytest.mark.parametrize("language, codec, excerpt", SHORT_PAGES, ids=[f"{p[0]}-{p[1]}" for p in SHORT_PAGES])
+def test_short_undeclared_pages_decode_right(language, codec, excerpt):
+    """150-600 characters of prose, no declaration, in every legacy code page of every language of the
+    charset experiment's corpus."""
+    page = html(excerpt)
+    assert decode_html(page.encode(codec), "text/html")[0] == page
+
+
+def test_windows_1252_wins_a_close_call_for_western_text():
+    """Short Catalan reads as windows-1250 to chardet (its à and ò are Slovak ŕ and ň there) by a
+    hair; the Encoding Standard's default for Western text decides."""
+    body = "<p>L’àvia cuina un arròs negre boníssim, i tota la família ve a dinar a casa seva.</p>".encode("cp1252")
+    assert detect_codec(body, western_margin=float("inf")) == "cp1250"
+    assert detect_codec(body) == "cp1252"
+
+
+@pytest.mark.parametrize("text, codec, western", [
+    ("Le coût de la vie, très sûr, œuvre, élève.", "cp1252", True),
+    ("“Don’t,” she said — naïve café.", "cp1252", True),
+    ("Zażółć gęślą jaźń, łódź.", "cp1250", False),                    # ł is ³, ą is ¹: signs in words
+    ("Vecmāmiņa cep garšīgākos pīrāgus ar speķi.", "cp1257", False),  # â ð ç ... letters of no one language
+    ("Příliš žluťoučký kůň úpěl ďábelské ódy.", "cp1250", False),
+])
+def test_reads_as_western(text, codec, western):
+    assert reads_as_western(text.encode(codec)) is western
+
+
+def test_without_a_detector_answer_the_fallback_is_windows_1252(monkeypatch):
+    import getpage.charset
+    monkeypatch.setattr(getpage.charset, "_detector_scores", lambda sample: {})
+    assert detect_codec("caf\xe9".encode("latin-1")) == "cp1252"
+
+
+def test_fetched_undeclared_windows_1252_page_over_http(serve):
+    """A real server on loopback sends a French page with no charset anywhere."""
+    page = html("Le coût de la vie a beaucoup augmenté, et même les élèves les plus économes trouvent ce "
+                "quartier très sûr.")
+
+    def handler(request):
+        return Response(200, {"Content-Type": "text/html"}, page.encode("cp1252"))
+
+    with serve(handler) as (base_url, log), Fetcher(local_config("CharsetTest/1.0", delay=0, timeout=3)) as fetcher:
+        result = fetcher.fetch(base_url + "fr.html")
+    assert (result.error, result.text, result.encoding) == ("", page, "cp1252")
+    assert result.body.decode(result.encoding) == result.text
+    assert "/fr.html" in [request.path for request in log]
