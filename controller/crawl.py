@@ -76,7 +76,17 @@ class Crawl:
 
     def __init__(self, config: CrawlConfig, *, fetcher=None, on_level=None, on_progress=None,
                  resume: bool = False, overwrite: bool = False) -> None:
-        prepare_out_dir(config, resume, overwrite)
+        # One crawl per directory, held until run() ends (or this process does).
+        self.lock = prepare_out_dir(config, resume, overwrite)
+        try:
+            self._open(config, fetcher, resume)
+        except BaseException:
+            self.lock.release()
+            raise
+        self.on_level = on_level          # called with (level, LevelTally) when a level ends
+        self.on_progress = on_progress    # called with a Snapshot a few times a second at most
+
+    def _open(self, config: CrawlConfig, fetcher, resume: bool) -> None:
         # Read (and tidy) what a stopped crawl left before any file is reopened.
         previous = load_previous(config.out) if resume else None
         self.config = config
@@ -103,8 +113,6 @@ class Crawl:
         self.trace = TraceLog(config.out / "trace.log", append=resume)
         self.journal = QueueJournal(config.out / STATE_DIR / JOURNAL_FILE)
         self.tally = Tally()
-        self.on_level = on_level          # called with (level, LevelTally) when a level ends
-        self.on_progress = on_progress    # called with a Snapshot a few times a second at most
         self._last_progress = 0.0
         self.stop_reason = ""
         self.parser_failure = ""     # why the parser processes broke, if they did
@@ -147,14 +155,18 @@ class Crawl:
         else:
             self.trace.start(self.config.seeds)
             self._enqueue(self.config.seeds, level=0, parent_id=None)
-        self.parsers = DigestPool(self.digester, self.config.processes) if self.config.processes else None
         try:
-            with ThreadPoolExecutor(self.config.workers, thread_name_prefix="getpage") as fetchers:
-                self._loop(fetchers)
+            self.parsers = (DigestPool(self.digester, self.config.processes)
+                            if self.config.processes else None)
+            try:
+                with ThreadPoolExecutor(self.config.workers, thread_name_prefix="getpage") as fetchers:
+                    self._loop(fetchers)
+            finally:
+                if self.parsers:   # also when the loop raises (a second Ctrl-C): no worker outlives us
+                    self.parsers.close()
+            return self._finish()
         finally:
-            if self.parsers:   # also when the loop raises (a second Ctrl-C): no worker outlives us
-                self.parsers.close()
-        return self._finish()
+            self.lock.release()   # last: whoever takes it next finds complete files
 
     def _loop(self, fetchers: ThreadPoolExecutor) -> None:
         """The paper's flow chart: hand out URLs, fetch, digest, record, until done."""

@@ -84,6 +84,10 @@ class CrawlLock:
             os.close(self._fd)
             self._fd = -1
 
+    # A Crawl made but never run (a script's mistake, a test) must not keep
+    # its directory locked for the rest of the process.
+    __del__ = release
+
 
 def holder(path: Path) -> Holder | None:
     """Who holds the lock at ``path``; None if no process does, or there is no

@@ -62,7 +62,6 @@ def prepare_out_dir(config: CrawlConfig, resume: bool, overwrite: bool) -> Crawl
                           "give only one of them")
     if out.exists() and not out.is_dir():
         raise OutputError(f"output directory {out} is a file, not a directory; choose another --out")
-    _release_kept()
     lock = _lock(out, create=False)   # the lock file of a crawl already there, if any
     try:
         _refuse_mixing(config, resume, overwrite)
@@ -73,20 +72,7 @@ def prepare_out_dir(config: CrawlConfig, resume: bool, overwrite: bool) -> Crawl
         if lock:
             lock.release()
         raise
-    _kept.append(lock)
     return lock
-
-
-# Stopgap until Crawl keeps the lock prepare_out_dir returns and releases it
-# when it finishes: a lock nobody releases lasts until its process ends, so a
-# process that crawls one directory after another (tests, scripts) has its
-# previous lock released here first.
-_kept: list[CrawlLock] = []
-
-
-def _release_kept() -> None:
-    while _kept:
-        _kept.pop().release()
 
 
 def lock_path(out: Path) -> Path:
