@@ -1,9 +1,10 @@
 """URL normalization: one canonical absolute http(s) URL per resource.
 
 This module owns ``normalize(url, base)``: it resolves a link against the page
-it was found on (RFC 3986 section 5.2) and rewrites the result into the one
-spelling the crawler uses for dedup, scope rules and fetching.  It is pure: no
-sockets, no files, no growing caches (the few caches are small and bounded).
+it was found on as browsers do (the WHATWG URL Standard, urlfilter/whatwg.py)
+and rewrites the result into the one spelling the crawler uses for dedup,
+scope rules and fetching.  It is pure: no sockets, no files, no growing caches
+(the few caches are small and bounded).
 
 Two implementations give the same answers: ``normalize_reference`` follows the
 steps one by one for any input; ``normalize`` first tries a fast path for the
@@ -20,18 +21,13 @@ from __future__ import annotations
 
 import fnmatch
 import functools
-import ipaddress
 import re
 from collections.abc import Callable
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
 
-__all__ = ["check_drop_param", "normalize", "normalize_reference"]
+from urlfilter import whatwg
 
-_DEFAULT_PORTS = {"http": "80", "https": "443"}
-
-# WHATWG strips C0 controls and space around a URL and deletes tab/CR/LF inside it.
-_SURROUNDING_JUNK = "".join(map(chr, range(0x21)))
-_DELETE_INSIDE = str.maketrans("", "", "\t\n\r")
+__all__ = ["canonical", "check_drop_param", "document_base", "normalize", "normalize_reference"]
 
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _SUB_DELIMS = "!$&'()*+,;="
@@ -45,10 +41,6 @@ _PATH_QUERY_FIX = re.compile(
     r"%[0-9A-Fa-f]{2}|%|[^A-Za-z0-9\-._~" + re.escape(_SUB_DELIMS) + r":@/?%]+").sub
 _USERINFO_FIX = re.compile(
     r"%[0-9A-Fa-f]{2}|%|[^A-Za-z0-9\-._~" + re.escape(_SUB_DELIMS) + r":%]+").sub
-
-# A registered name after lower-casing: labels of 1-63 characters, optional
-# final dot.  '_' is not DNS-legal but real hosts use it, so it is tolerated.
-_HOST_NAME = re.compile(r"[a-z0-9_-]{1,63}(?:\.[a-z0-9_-]{1,63})*\.?").fullmatch
 
 
 def _escape_table() -> dict[str, str]:
@@ -101,106 +93,6 @@ def remove_dot_segments(path: str) -> str:
     return "/" + "/".join(kept)
 
 
-def _clean_input(url: str) -> str:
-    """What a browser does to an href before parsing it."""
-    url = url.strip(_SURROUNDING_JUNK)
-    if "\t" in url or "\n" in url or "\r" in url:
-        url = url.translate(_DELETE_INSIDE)
-    if "\\" in url:
-        url = _backslashes_to_slashes(url)
-    return url
-
-
-def _backslashes_to_slashes(url: str) -> str:
-    # Browsers read '\' as '/' in http(s) URLs, but only before the query.
-    cut = len(url)
-    for delimiter in "?#":
-        found = url.find(delimiter)
-        if 0 <= found < cut:
-            cut = found
-    return url[:cut].replace("\\", "/") + url[cut:]
-
-
-@functools.lru_cache(maxsize=64)
-def _split_base(base: str) -> tuple[str, str, str, str] | None:
-    """(scheme, netloc, path, query) of an absolute http(s) base, else None.
-
-    Cached because every link of a page shares one base; the cache is bounded.
-    """
-    try:
-        scheme, netloc, path, query, _ = urlsplit(_clean_input(base))
-    except ValueError:
-        return None
-    if scheme not in _DEFAULT_PORTS or not netloc:
-        return None
-    return scheme, netloc, path, query
-
-
-def _has_authority(rest: str) -> bool:
-    return rest.startswith("//")
-
-
-def _resolve(url: str, base: str | None) -> tuple[str, str, str, str] | None:
-    """RFC 3986 section 5.2.2 (with its non-strict same-scheme rule): (scheme, netloc, path, query)."""
-    scheme, netloc, path, query, _ = urlsplit(url)
-    if scheme:
-        rest = url[len(scheme) + 1:]
-        if _has_authority(rest) or scheme not in _DEFAULT_PORTS:
-            return scheme, netloc, path, query
-        # "http:page" written on an http page: browsers and RFC 3986's
-        # non-strict parser read it as relative.
-        url = rest
-    target = _split_base(base) if base is not None else None
-    if target is None:
-        return None
-    base_scheme, base_netloc, base_path, base_query = target
-    if scheme and scheme != base_scheme:
-        return None
-    if _has_authority(url):
-        return base_scheme, netloc, path, query
-    if not path:
-        has_query = "?" in url.partition("#")[0]
-        return base_scheme, base_netloc, base_path, query if has_query else base_query
-    if path[0] != "/":
-        path = base_path[:base_path.rfind("/") + 1] + path if base_path else "/" + path
-    return base_scheme, base_netloc, path, query
-
-
-def _normalize_host(host: str) -> str | None:
-    """Lower-case name, punycode for IDN, compressed IPv6 in brackets; None if invalid."""
-    if host.startswith("["):
-        return _normalize_ipv6(host)
-    if not host.isascii():
-        try:
-            host = host.encode("idna").decode("ascii")
-        except UnicodeError:
-            return None
-    host = host.lower()
-    if len(host) > 254 or not _HOST_NAME(host):
-        return None
-    return host
-
-
-def _normalize_ipv6(host: str) -> str | None:
-    if not host.endswith("]"):
-        return None
-    try:
-        address = ipaddress.IPv6Address(host[1:-1])
-    except ValueError:
-        return None
-    return f"[{address.compressed}]"
-
-
-def _split_netloc(netloc: str) -> tuple[str, str, str]:
-    """(userinfo, host, port) with the delimiters removed."""
-    userinfo, at, hostport = netloc.rpartition("@")
-    if hostport.startswith("["):
-        host, bracket, port = hostport.partition("]")
-        return userinfo, host + bracket, port[1:] if port.startswith(":") else port
-    host, _, port = hostport.partition(":")
-    return userinfo, host, port
-
-
 def _fold_www(host: str) -> str:
     # A loop, so that the result is itself folded (idempotence).
     while host.startswith("www.") and "." in host[4:-1]:
@@ -208,31 +100,20 @@ def _fold_www(host: str) -> str:
     return host
 
 
-def _normalize_port(scheme: str, port: str) -> str | None:
-    """'' for the scheme's default (or an empty port), the decimal number else, None if invalid."""
-    if not port:
-        return ""
-    if not (port.isascii() and port.isdigit()):
-        return None
-    number = int(port)
-    if not 0 < number < 65536:
-        return None
-    port = str(number)
-    return "" if port == _DEFAULT_PORTS[scheme] else port
-
-
-def _normalize_authority(scheme: str, netloc: str, fold_www: bool) -> str | None:
-    userinfo, host, port = _split_netloc(netloc)
-    host = _normalize_host(host)
-    port = _normalize_port(scheme, port)
-    if host is None or port is None:
-        return None
+def _canonical_authority(username: str, password: str, host: str, port: str, fold_www: bool) -> str:
     if fold_www:
         host = _fold_www(host)
     authority = host + ":" + port if port else host
+    userinfo = username + ":" + password if password else username
     if userinfo:
         authority = _normalize_escapes(userinfo, _USERINFO_CLEAN, _USERINFO_FIX) + "@" + authority
     return authority
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed_base(base: str) -> whatwg.Url | None:
+    # Cached because every link of a page shares one base; the cache is bounded.
+    return whatwg.parse(base)
 
 
 # -- dropping parameters (--drop-param) ---------------------------------------------------
@@ -305,79 +186,87 @@ def normalize_reference(url: str, base: str | None = None, *,
 
     Steps, in order:
 
-    1. Strip surrounding C0 controls and spaces, delete tab/CR/LF inside, and
-       read '\\' as '/' before the query (what browsers do to an href).
-    2. Resolve against ``base`` (RFC 3986 section 5.2.2; "http:x" on an http
-       page counts as relative, as in browsers).  An empty ``url`` means the
-       base itself.
-    3. Keep only http and https; lower-case the scheme.
-    4. Host: lower-case; non-ASCII names to punycode (stdlib "idna" codec,
-       IDNA 2003); IPv6 in compressed form; an empty or malformed host means
-       None.  ``fold_www`` drops a leading "www." when at least two labels
-       remain ("www.com" stays).  Userinfo is kept (escapes normalized).
-    5. Port: decimal without leading zeros, 1-65535 else None; the scheme's
-       default (80 / 443) and an empty port are dropped.
-    6. Path and query: decode escapes of unreserved characters (ALPHA DIGIT
-       - . _ ~), upper-case the hex of all other escapes, escape as UTF-8 %XX
-       every character that may not appear raw (space, non-ASCII, '"<>[]^`{|}',
-       a '%' that starts no escape), so the result is plain ASCII.
-    7. Remove dot segments (after step 6, so "%2E%2E" counts as ".."); an
-       empty path becomes "/".
-    8. Drop the fragment, an empty query ("?"), and with ``drop_query`` the
+    1. Parse ``url`` against ``base`` as a browser does (the WHATWG URL
+       Standard, ``whatwg.parse``; its docstring lists the standard's steps):
+       surrounding spaces and controls go, tab/CR/LF inside go, '\\' is '/'
+       before the query, "http:x" on an http page is relative, an empty
+       ``url`` means the base itself, hosts are lower-cased, IDNA (UTS #46)
+       names become punycode, IPv4 numbers in any form become dotted decimal
+       ("0x7f.1" is 127.0.0.1), IPv6 is compressed, the scheme's default
+       port goes, dot segments (also "%2e") are resolved, and what may not
+       stay raw is percent-encoded as UTF-8.
+    2. Keep only http and https: anything else, a failure of the standard's
+       parser, a relative ``url`` without a usable http(s) ``base``: None.
+    3. ``fold_www`` drops a leading "www." when at least two labels remain
+       ("www.com" stays).  Userinfo is kept (escapes normalized as in 4).
+    4. Path and query, beyond the standard (which leaves escapes as written):
+       decode escapes of unreserved characters (ALPHA DIGIT - . _ ~),
+       upper-case the hex of all other escapes, and escape the characters the
+       standard leaves raw but RFC 3986 does not allow ('[]^`{|}\\' and a '%'
+       that starts no escape), so that path and query are plain ASCII as
+       RFC 3986 allows them, one spelling per resource.  (Hosts stay as the
+       standard has them: it allows some characters no DNS name has, as in
+       'http://a{b/'; such a link fails when fetched, as in a browser.)
+    5. Drop the fragment, an empty query ("?"), and with ``drop_query`` the
        whole query.  The query is otherwise kept as written (not sorted).
 
     ``drop_params`` (a tuple of globs, see ``check_drop_param``) removes
     parameters by name from the path and the query: see _reference_path and
     _reference_query.
 
-    Returns None for anything that is not http(s) after resolution (mailto:,
-    javascript:, data:, ftp: ...), for a relative or empty ``url`` without a
-    usable ``base``, and for unparsable input.  Idempotent:
-    ``normalize(normalize(u)) == normalize(u)``.
+    Idempotent: ``normalize(normalize(u)) == normalize(u)``.
     """
-    url = _clean_input(url)
-    if not url and base is None:
+    parsed = whatwg.parse(url, _parsed_base(base) if base is not None else None)
+    if parsed is None:
         return None
-    try:
-        target = _resolve(url, base)
-        if target is None:
-            return None
-        scheme, netloc, path, query = target
-        if scheme not in _DEFAULT_PORTS:
-            return None
-        authority = _normalize_authority(scheme, netloc, fold_www)
-        if authority is None:
-            return None
-        path = _reference_path(path, drop_params)
-        query = "" if drop_query else _reference_query(query, drop_params)
-        return f"{scheme}://{authority}{path}?{query}" if query else f"{scheme}://{authority}{path}"
-    except (ValueError, UnicodeError):
-        # urlsplit rejects broken brackets; lone surrogates cannot become UTF-8.
-        return None
+    return canonical(parsed, fold_www=fold_www, drop_query=drop_query, drop_params=drop_params)
+
+
+def canonical(parsed: whatwg.Url, *, fold_www: bool = False, drop_query: bool = False,
+              drop_params: tuple[str, ...] = ()) -> str:
+    """Steps 3 to 5 of ``normalize_reference``: the crawler's spelling of a URL
+    the standard's parser gave."""
+    authority = _canonical_authority(parsed.username, parsed.password, parsed.host, parsed.port, fold_www)
+    path = _reference_path(parsed.path, drop_params)
+    query = "" if drop_query or not parsed.query else _reference_query(parsed.query, drop_params)
+    return f"{parsed.scheme}://{authority}{path}?{query}" if query else f"{parsed.scheme}://{authority}{path}"
+
+
+def document_base(page_url: str, base_href: str | None) -> str:
+    """The URL a page's relative links resolve against, as HTML defines it.
+
+    ``base_href`` (the first <base href> of the page, or None) parsed against
+    ``page_url`` by the URL Standard; ``page_url`` itself when there is none,
+    or when it fails to parse or is not http(s) (a crawler can follow no
+    relative link of a "javascript:" base).  The standard's serialization,
+    not the canonical form: the base for ``normalize``.
+    """
+    if base_href is None:
+        return page_url
+    parsed = whatwg.parse(base_href, _parsed_base(page_url))
+    return page_url if parsed is None else parsed.href
 
 
 def _reference_path(path: str, drop_params: tuple[str, ...]) -> str:
-    """Steps 6 and 7 for the path, with ``drop_params`` between them: every
-    ";name=value" piece of a segment whose name matches a glob goes
-    (";jsessionid=" of Java servers); pieces without '=' stay.  Between the
-    steps, so "..;jsessionid=1" becomes a dot segment, as servers that strip
-    path parameters read it."""
+    """Step 4 for the path, then ``drop_params``: every ";name=value" piece of
+    a segment whose name matches a glob goes (";jsessionid=" of Java
+    servers); pieces without '=' stay.  Dot segments are resolved again
+    after that, so "..;jsessionid=1" becomes a dot segment, as servers that
+    strip path parameters read it."""
     path = _normalize_escapes(path, _PATH_QUERY_CLEAN, _PATH_QUERY_FIX)
     if drop_params and ";" in path:
-        path = _drop_path_params(path, _param_matcher(drop_params))
-    return remove_dot_segments(path) or "/"
+        path = remove_dot_segments(_drop_path_params(path, _param_matcher(drop_params)))
+    return path
 
 
 def _reference_query(query: str, drop_params: tuple[str, ...]) -> str:
-    """Step 6 for the query, then ``drop_params``: every '&'-separated piece
+    """Step 4 for the query, then ``drop_params``: every '&'-separated piece
     whose name (the text before its first '=', or the whole piece:
     "?sessionid" counts) matches, after percent-decoding, one glob
     (``fnmatch.fnmatchcase``: case-sensitive, as servers read names) goes;
     the others keep their order and spelling.  '+' is not read as a space
     and ';' does not separate query parameters.  "" when nothing is left
     (the '?' then goes too)."""
-    if not query:
-        return ""
     query = _normalize_escapes(query, _PATH_QUERY_CLEAN, _PATH_QUERY_FIX)
     return _drop_query_params(query, _param_matcher(drop_params)) if drop_params else query
 
@@ -387,15 +276,17 @@ def _reference_query(query: str, drop_params: tuple[str, ...]) -> str:
 # Most links on real pages are plain: ASCII letters, digits and a few marks,
 # no escapes, no whitespace, no authority of their own or a plain one.  For
 # them every step of normalize_reference but dot-segment removal is the
-# identity, so they can skip urlsplit and the escape and host rules.  Anything
+# identity, so they can skip the parser's escape and host rules.  Anything
 # else goes to the reference, so the two can only differ if this block is wrong
-# (tests compare them on the reference's whole table and on random links).
-# The caches below are keyed by base or host, not by link, and bounded.
+# (tests compare them on the reference's whole table, on the WHATWG test data
+# and on random links).  The caches below are keyed by base or host, not by
+# link, and bounded.
 
 # Characters that every step leaves as they are.  No '%' (escapes are the
-# reference's job) and, in a relative path, no ':' (it could start a scheme).
+# reference's job), in a relative path no ':' (it could start a scheme), and
+# in the query no "'" (the standard escapes it there).
 _PLAIN_PATH = r"A-Za-z0-9\-._~!$&'()*+,;=@/"
-_PLAIN_QUERY = _PLAIN_PATH + ":?"
+_PLAIN_QUERY = r"A-Za-z0-9\-._~!$&()*+,;=@/:?"
 # Groups: scheme, host[:port] and path of an absolute URL; a path from the
 # root ("/x", not "//x", which would start an authority); the leading "./" and
 # "../" of a relative path and the rest of it; the query.  The match stops at
@@ -484,38 +375,36 @@ def _normalize_plain_absolute(scheme: str, netloc: str, path: str | None, query:
 @functools.lru_cache(maxsize=256)
 def _plain_authority(scheme: str, netloc: str, fold_www: bool) -> str | None:
     # Cached: a page's absolute links mostly name its own host.  Bounded.
-    return _normalize_authority(scheme, netloc, fold_www)
+    host_text, _, port_text = netloc.partition(":")
+    host, port = whatwg.parse_host(host_text), whatwg.parse_port(scheme, port_text)
+    if host is None or port is None:
+        return None
+    return _canonical_authority("", "", host, port, fold_www)
 
 
 @functools.lru_cache(maxsize=64)
 def _plain_base(base: str, fold_www: bool) -> tuple[str, str, str, str] | None:
     """What relative links need from ``base``, worked out once per page.
 
-    (scheme://authority, normalized path, normalized query, directory), where
-    directory is the base path up to its last '/'.  None when the base is not
-    usable or its directory is not plain (escapes, dot segments), so that
-    merging a plain relative path needs no escape rules: the reference then
-    handles the page's relative links.
+    (scheme://authority, canonical path, canonical query, directory), where
+    directory is the canonical path up to its last '/'; None when the base is
+    not a usable http(s) URL.  A plain relative path appended to a canonical
+    directory is canonical: escapes are normalized character by character and
+    never make or remove a '/', so the merge needs no escape rules.
     """
     link = _PLAIN_LINK(base)
     if link is not None and link.group(1):
-        # A plain absolute base (the usual page URL): no urlsplit, no escape rules.
+        # A plain absolute base (the usual page URL): no parser, no escape rules.
         scheme, netloc, path, query = link.group(1, 2, 3, 7)
-        path, query = path or "", query or ""
         authority = _plain_authority(scheme, netloc, fold_www)
-        normal_path, normal_query = remove_dot_segments(path) or "/", query
+        if authority is None:
+            return None
+        origin, path, query = f"{scheme}://{authority}", remove_dot_segments(path or "/"), query or ""
     else:
-        target = _split_base(base)
-        if target is None:
+        parsed = _parsed_base(base)
+        if parsed is None:
             return None
-        scheme, netloc, path, query = target
-        try:
-            authority = _normalize_authority(scheme, netloc, fold_www)
-            normal_path = remove_dot_segments(_normalize_escapes(path, _PATH_QUERY_CLEAN, _PATH_QUERY_FIX)) or "/"
-            normal_query = _normalize_escapes(query, _PATH_QUERY_CLEAN, _PATH_QUERY_FIX)
-        except (ValueError, UnicodeError):
-            return None
-    directory = path[:path.rfind("/") + 1] or "/"
-    if authority is None or not _PATH_QUERY_CLEAN(directory) or "/." in directory:
-        return None
-    return f"{scheme}://{authority}", normal_path, normal_query, directory
+        origin = parsed.scheme + "://" + _canonical_authority(parsed.username, parsed.password, parsed.host,
+                                                              parsed.port, fold_www)
+        path, query = _reference_path(parsed.path, ()), _reference_query(parsed.query or "", ())
+    return origin, path, query, path[:path.rfind("/") + 1]
