@@ -25,6 +25,7 @@ from controller.store import OutputError
 from textfilter import EXTRACTORS
 from urlfilter import SEEN_ALGORITHMS
 
+EXIT_FAILED = 1   # the crawl ran but could not do its job (every seed failed, a parser died)
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
@@ -193,7 +194,14 @@ def _saved_settings(ctx, out: Path, seeds, options: dict):
     saved_file = out / STATE_DIR / SETTINGS_FILE
     if not saved_file.exists():
         return seeds, options   # Crawl() explains what is missing
-    saved = json.loads(saved_file.read_text(encoding="utf-8"))
+    try:
+        saved = json.loads(saved_file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeError, json.JSONDecodeError) as exc:
+        raise click.UsageError(f"{saved_file} cannot be read ({exc}); it is what --resume "
+                               f"continues from: restore it, or start anew with --overwrite") from None
+    if not isinstance(saved, dict) or not isinstance(saved.get("seeds"), list):
+        raise click.UsageError(f"{saved_file} is not a crawl's settings (no seeds list); restore "
+                               f"it, or start anew with --overwrite")
     for name in options:
         if name in saved and ctx.get_parameter_source(name) == ParameterSource.DEFAULT:
             options[name] = tuple(saved[name]) if isinstance(saved[name], list) else saved[name]
@@ -258,12 +266,23 @@ def _stopper(crawl: Crawl, progress: Progress | None):
 
 
 def _exit_for(stats: dict) -> None:
-    if stats["stop_reason"] in ("interrupted", "terminated", "max-seconds", "max-pages"):
-        click.echo(f"to continue this crawl: crawler crawl --out {stats['settings']['out']} --resume"
-                   + (" --max-pages N" if stats["stop_reason"] == "max-pages" else ""), err=True)
-    if stats["stop_reason"] == "interrupted":
+    reason, out = stats["stop_reason"], stats["settings"]["out"]
+    if reason == "parser-died":
+        click.echo(f"crawler: error: a parser process died ({stats['stop_detail']}); the pages "
+                   f"it held were not recorded: crawler crawl --out {out} --resume fetches them",
+                   err=True)
+        sys.exit(EXIT_FAILED)
+    if stats["seeds_failed"] and len(stats["seeds_failed"]) == stats["levels"][0]["urls"]:
+        first = stats["seeds_failed"][0]
+        click.echo(f"crawler: error: every seed failed ({first['url']}: {first['error']}); check "
+                   f"the URL and that the server is up (index.csv has each seed's error)", err=True)
+        sys.exit(EXIT_FAILED)
+    if reason in ("interrupted", "terminated", "max-seconds", "max-pages"):
+        click.echo(f"to continue this crawl: crawler crawl --out {out} --resume"
+                   + (" --max-pages N" if reason == "max-pages" else ""), err=True)
+    if reason == "interrupted":
         sys.exit(EXIT_INTERRUPTED)
-    if stats["stop_reason"] == "terminated":
+    if reason == "terminated":
         sys.exit(128 + signal.SIGTERM)
 
 

@@ -116,6 +116,7 @@ class Crawl:
         self._last_progress = 0.0
         self.stop_reason = ""
         self.parser_failure = ""     # why the parser processes broke, if they did
+        self.seeds_failed: list[dict] = []   # seeds whose row has an error
         self._stop_now = False       # a stop that does not wait for the URLs handed out
         self._cancelled = False      # fetches waiting for their host were told to give up
         self._seen_lock = threading.Lock()
@@ -289,6 +290,8 @@ class Crawl:
         self.in_links.update(digest.links)   # every target, known yet or not: order-free
         self.store.add_edges(item.id, item.url, digest.links)
         error = result.error or digest.error
+        if error and item.level == 0:
+            self.seeds_failed.append({"url": item.url, "error": error})
         self.trace.fetch(item.level, item.id, result.status, len(result.body),
                          result.elapsed_ms, item.url, error)
         self._archive(item, result, digest, original)
@@ -381,6 +384,8 @@ class Crawl:
             self.traps.admit(url)
         for row in previous.rows:
             self.tally.count_row(row)
+            if row["level"] == "0" and row["error"]:
+                self.seeds_failed.append({"url": row["url"], "error": row["error"]})
             if self.contents is not None and row["content_md5"] and not row["duplicate_of"]:
                 self.contents.remember(int(row["id"]), row["content_md5"],
                                        int(row["simhash"], 16) if row["simhash"] else None)
@@ -432,12 +437,6 @@ class Crawl:
         if reason == "parser-died":
             return f"parser-died: {self.parser_failure}"
         return reason
-
-    @property
-    def every_seed_failed(self) -> bool:
-        """Every seed ended in an error or a robots.txt denial."""
-        level = self.tally.level(0)
-        return level.urls > 0 and level.errors + level.robots == level.urls
 
     def _finish(self) -> dict:
         reason = self.stop_reason or ("max-depth" if self.tally.skipped["depth"] else "queue-empty")

@@ -81,8 +81,8 @@ def _draw_timeline(axes, report: Report) -> None:
     rate_axes = axes.twinx()
     starts = [k * width / scale for k in range(len(timeline.fetches))]
     rate_axes.bar(starts, [n / width for n in timeline.fetches], width=width / scale, align="edge",
-                  color="#ef6c00", alpha=0.35, label=f"pages/s (per {width:g} s bucket)")
-    rate_axes.set_ylabel("pages/s", color="#ef6c00")
+                  color="#ef6c00", alpha=0.35, label=f"URLs/s (per {width:g} s bucket)")
+    rate_axes.set_ylabel("URLs/s", color="#ef6c00")
     # The cumulative line in front of the rate bars, which live on the twin axes.
     axes.set_zorder(rate_axes.get_zorder() + 1)
     axes.patch.set_visible(False)

@@ -64,7 +64,7 @@ class Run:
     end: datetime                 # END's time, else the run's last line
     ended: bool                   # an END line closes the run
     stop_reason: str | None       # END's reason: queue-empty, max-pages, interrupted ...
-    fetches: tuple[tuple[datetime, int], ...]   # (time, body bytes) of each FETCH line
+    fetches: tuple[tuple[datetime, int, int], ...]   # (time, body bytes, id) of each FETCH line
     level_ends: tuple[tuple[int, datetime], ...]  # (level, time) of each LEVEL line
 
     @property
@@ -227,8 +227,9 @@ def runs_of(events: tuple[TraceEvent, ...]) -> tuple[Run, ...]:
 def _run(events: list[TraceEvent]) -> Run:
     last = events[-1]
     ended = last.event == "END"
-    fetches = tuple((e.time, int(e.fields[3])) for e in events
-                    if e.event == "FETCH" and len(e.fields) >= 6 and e.fields[3].isdigit())
+    fetches = tuple((e.time, int(e.fields[3]), int(e.fields[1])) for e in events
+                    if e.event == "FETCH" and len(e.fields) >= 6 and e.fields[3].isdigit()
+                    and e.fields[1].isdigit())
     level_ends = tuple((int(e.fields[0]), e.time) for e in events
                        if e.event == "LEVEL" and e.fields and e.fields[0].isdigit())
     return Run(events[0].time, max(e.time for e in events), ended,

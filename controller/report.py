@@ -8,9 +8,9 @@ controller/reading.py, so partial files are fine and said to be partial)
 and render it as text, Markdown or JSON. Reading a report never needs the
 network or the crawl's seeds.
 
-Definitions used throughout: "pages/s" counts every fetched URL (an
-index.csv row, errors included), as stats.json's ``pages_per_second``
-does; KB = 1024 bytes of response body; crawl time is the sum of the
+Definitions used throughout, as in stats.json: "URLs/s" counts every
+fetched URL (an index.csv row, errors included), "pages/s" only the HTML
+pages among them; KB = 1024 bytes of response body; crawl time is the sum of the
 runs' lengths (START or RESUME to END), so the pause before a
 ``--resume`` is not counted.
 """
@@ -79,20 +79,27 @@ def summary_lines(stats: dict, out: Path) -> list[str]:
     this_run = stats.get("urls_this_run", stats["urls"])
     resumed = f", {this_run} of them in this run" if this_run != stats["urls"] else ""
     pages = _pages(stats["pages"], (stats.get("content") or {}).get("duplicates", 0))
+    robots = stats.get("robots_denied", 0)
+    denied = f", {robots} denied by robots.txt" if robots else ""
     return [
-        f"stopped: {stats['stop_reason']} after {stats['elapsed_seconds']:.1f} s — "
-        f"{stats['urls']} URLs{resumed}, {pages}, {stats['errors']} errors "
-        f"({stats['pages_per_second']:.1f} URLs/s, {stats['kb_per_second']:.0f} KB/s)",
+        f"stopped: {stats.get('stop_detail') or stats['stop_reason']} after "
+        f"{stats['elapsed_seconds']:.1f} s — {stats['urls']} URLs{resumed}, {pages}, "
+        f"{stats['errors']} errors{denied} ({_rates(stats)}, {stats['kb_per_second']:.0f} KB/s)",
         f"output:  {out}/  pages/ text/ index.csv edges.csv trace.log stats.json"
         + _extra_files(stats),
     ] + _content_lines(stats)
 
 
 def _pages(pages: int, duplicates: int) -> str:
-    """HTML pages, of which exact duplicates keep no files of their own."""
+    """HTML pages, of which exact duplicates keep no text of their own."""
     if not duplicates:
         return f"{pages} pages saved"
-    return f"{pages} HTML pages ({pages - duplicates} saved, {duplicates} duplicates)"
+    return f"{pages} HTML pages ({duplicates} duplicates of earlier pages)"
+
+
+def _rates(stats: dict) -> str:
+    """URLs/s counts every fetch, pages/s the HTML pages (as in stats.json)."""
+    return f"{stats['urls_per_second']:.1f} URLs/s, {stats['pages_per_second']:.1f} pages/s"
 
 
 def _extra_files(stats: dict) -> str:
@@ -109,8 +116,8 @@ def _content_lines(stats: dict) -> list[str]:
     if content.get("mode", "off") != "off":
         near = (f", {content['near_duplicates']} near duplicates"
                 if content["mode"] == "near" else "")
-        lines.append(f"content: {content['duplicates']} exact duplicates (not saved again, "
-                     f"links not followed){near}")
+        lines.append(f"content: {content['duplicates']} exact duplicates (text not saved "
+                     f"again, links not followed){near}")
     extraction = content.get("extraction")
     if extraction:
         lines.append(f"extract: {extraction['extracted']:,} of {extraction['records']:,} records "
@@ -155,9 +162,11 @@ class Speed:
     crawl_seconds: float                 # summed over the runs, from trace.log
     fetches: int                         # FETCH lines
     bytes: int
-    average_pages_per_second: float | None
+    average_urls_per_second: float | None
+    average_pages_per_second: float | None   # HTML pages only
     average_kb_per_second: float | None
-    peak_pages_per_second: float | None  # busiest PEAK_WINDOW_SECONDS; None if the crawl was shorter
+    peak_urls_per_second: float | None   # busiest PEAK_WINDOW_SECONDS; None if the crawl was shorter
+    peak_pages_per_second: float | None
     peak_kb_per_second: float | None
     peak_window_seconds: float
 
@@ -254,7 +263,7 @@ def build_report(crawl_dir: Path, *, top: int = TOP_LINKS) -> Report:
         errors=sum(bool(r.error) for r in rows), bytes=sum(r.bytes for r in rows),
         levels=_levels(rows, files.events, files.stats),
         status_codes=_status_codes(rows), content_types=_content_types(rows),
-        errors_by_kind=_errors_by_kind(rows), speed=_speed(runs),
+        errors_by_kind=_errors_by_kind(rows), speed=_speed(runs, {row.id for row in rows if row.saved}),
         filtered_ratio=_ratio_summary(rows, files.stats),
         top_in_links=_top(files.links.in_links, top),
         top_out_links=_top(files.links.out_links, top),
@@ -348,42 +357,55 @@ def _run_offsets(runs: tuple[Run, ...]) -> list[float]:
 
 
 def _crawl_times(runs: tuple[Run, ...]) -> list[tuple[float, int]]:
-    """(crawl seconds, body bytes) of every fetch, in time order."""
-    return sorted((offset + (t - run.start).total_seconds(), size)
-                  for run, offset in zip(runs, _run_offsets(runs)) for t, size in run.fetches)
+    """(crawl seconds, body bytes, id) of every fetch, in time order."""
+    return sorted((offset + (t - run.start).total_seconds(), size, page_id)
+                  for run, offset in zip(runs, _run_offsets(runs))
+                  for t, size, page_id in run.fetches)
 
 
-def _speed(runs: tuple[Run, ...]) -> Speed:
+def _speed(runs: tuple[Run, ...], page_ids: set[int]) -> Speed:
     fetches = _crawl_times(runs)
     seconds = sum(run.seconds for run in runs)
-    total = sum(size for _, size in fetches)
-    peak = _busiest_window(fetches, PEAK_WINDOW_SECONDS) if seconds >= PEAK_WINDOW_SECONDS else None
-    per_second = 1 / PEAK_WINDOW_SECONDS
+    total = sum(size for _, size, _ in fetches)
+    pages = sum(page_id in page_ids for _, _, page_id in fetches)
+    peak = (_busiest_window(fetches, page_ids, PEAK_WINDOW_SECONDS)
+            if seconds >= PEAK_WINDOW_SECONDS else None)
+
+    def rate(count: float, span: float) -> float | None:
+        return round(count / span, 2) if span > 0 else None
+
     return Speed(
         crawl_seconds=round(seconds, 3), fetches=len(fetches), bytes=total,
-        average_pages_per_second=round(len(fetches) / seconds, 2) if seconds > 0 else None,
-        average_kb_per_second=round(total / 1024 / seconds, 2) if seconds > 0 else None,
-        peak_pages_per_second=round(peak[0] * per_second, 2) if peak else None,
-        peak_kb_per_second=round(peak[1] / 1024 * per_second, 2) if peak else None,
+        average_urls_per_second=rate(len(fetches), seconds),
+        average_pages_per_second=rate(pages, seconds),
+        average_kb_per_second=rate(total / 1024, seconds),
+        peak_urls_per_second=rate(peak[0], PEAK_WINDOW_SECONDS) if peak else None,
+        peak_pages_per_second=rate(peak[1], PEAK_WINDOW_SECONDS) if peak else None,
+        peak_kb_per_second=rate(peak[2] / 1024, PEAK_WINDOW_SECONDS) if peak else None,
         peak_window_seconds=PEAK_WINDOW_SECONDS)
 
 
-def _busiest_window(fetches: list[tuple[float, int]], width: float) -> tuple[int, int]:
-    """Most fetches, and most bytes, in any span [t, t + width) (two pointers, O(n)).
+def _busiest_window(fetches: list[tuple[float, int, int]], page_ids: set[int],
+                    width: float) -> tuple[int, int, int]:
+    """Most fetches, most HTML pages and most bytes, each in any span
+    [t, t + width) (two pointers, O(n)).
 
     A span can always be slid right until it starts at a fetch without
     losing one, so spans starting at each fetch are the only ones to try.
     """
-    best_count = best_bytes = 0
-    end = in_bytes = 0
-    for start, (t0, _) in enumerate(fetches):
+    best_count = best_pages = best_bytes = 0
+    end = in_pages = in_bytes = 0
+    for start, (t0, _, _) in enumerate(fetches):
         while end < len(fetches) and fetches[end][0] < t0 + width:
             in_bytes += fetches[end][1]
+            in_pages += fetches[end][2] in page_ids
             end += 1
         best_count = max(best_count, end - start)
+        best_pages = max(best_pages, in_pages)
         best_bytes = max(best_bytes, in_bytes)
         in_bytes -= fetches[start][1]
-    return best_count, best_bytes
+        in_pages -= fetches[start][2] in page_ids
+    return best_count, best_pages, best_bytes
 
 
 def _timeline(runs: tuple[Run, ...]) -> Timeline:
@@ -393,7 +415,7 @@ def _timeline(runs: tuple[Run, ...]) -> Timeline:
                  TIMELINE_WIDTHS[-1])
     n = int(seconds // width) + 1 if fetches else 0
     counts, sizes = [0] * n, [0] * n
-    for t, size in fetches:
+    for t, size, _ in fetches:
         k = min(int(t // width), n - 1)
         counts[k] += 1
         sizes[k] += size
@@ -536,7 +558,7 @@ def _level_section(report: Report) -> Table:
                  str(sum(r.new_urls for r in report.levels)), ""))
     notes = ["m = the queue total when the level was finished (the design paper's level flag); "
              "… = the level is not finished",
-             "dups = pages whose text an earlier page had (duplicate_of: not saved again, links "
+             "dups = pages whose text an earlier page had (duplicate_of: text not saved again, links "
              "not followed); near = within the SimHash distance of an earlier page "
              "(near_duplicate_of, with --content-dedup near)"]
     return Table("Levels", ("level", "urls", "pages", "errors", "dups", "near", "new urls",
@@ -547,11 +569,14 @@ def _speed_section(speed: Speed) -> Table:
     def cell(value: float | None) -> str:
         return "—" if value is None else f"{value:.1f}"
     window = f"peak (busiest {speed.peak_window_seconds:g} s)"
-    rows = (("average", cell(speed.average_pages_per_second), cell(speed.average_kb_per_second)),
-            (window, cell(speed.peak_pages_per_second), cell(speed.peak_kb_per_second)))
+    rows = (("average", cell(speed.average_urls_per_second), cell(speed.average_pages_per_second),
+             cell(speed.average_kb_per_second)),
+            (window, cell(speed.peak_urls_per_second), cell(speed.peak_pages_per_second),
+             cell(speed.peak_kb_per_second)))
     notes = (f"from trace.log: {speed.fetches} fetches over {speed.crawl_seconds:.1f} s of crawling; "
-             f"pages/s counts every fetched URL, errors included; KB = 1024 bytes of body",)
-    return Table("Speed", ("", "pages/s", "KB/s"), rows, notes)
+             f"URLs/s counts every fetched URL, errors included; pages/s only the HTML pages; "
+             f"KB = 1024 bytes of body",)
+    return Table("Speed", ("", "URLs/s", "pages/s", "KB/s"), rows, notes)
 
 
 def _count_section(title: str, name: str, counts: tuple[Count, ...], total: int,

@@ -30,6 +30,7 @@ def build_stats(crawl, stop_reason: str, elapsed: float) -> dict:
         "kb_per_second": round((tally.bytes - crawl.restored.bytes) / 1024 / seconds, 2),
         "urls_this_run": tally.urls - crawl.restored.urls,
         "stop_detail": crawl.stop_detail(stop_reason),
+        "seeds_failed": list(crawl.seeds_failed),   # [{url, error}] of seeds with an error
         "levels": [dict(level=k, **asdict(row)) for k, row in enumerate(tally.levels)],
         "level_flags": list(crawl.frontier.level_flags),
         "queue_total": len(crawl.frontier),

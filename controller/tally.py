@@ -5,6 +5,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 
+# A robots.txt rule said no: the site's wish, not a failure. (An unreachable
+# robots.txt also stops the fetch, "robots: robots.txt unreachable (...)",
+# but that is a failing host, so it counts as an error.)
+ROBOTS_DENIAL = "robots: disallowed"
+
+
 @dataclass
 class LevelTally:
     urls: int = 0        # URLs fetched (rows in index.csv), errors included
@@ -14,7 +20,7 @@ class LevelTally:
     m: int | None = None  # queue total when the level was finished (the level flag)
     duplicates: int = 0  # pages whose text an earlier page already had (duplicate_of)
     near_duplicates: int = 0  # pages within --simhash-distance of an earlier page
-    robots: int = 0      # rows denied by robots.txt: the site's wish, not a failure
+    robots: int = 0      # rows disallowed by robots.txt
 
 
 @dataclass(frozen=True)
@@ -53,7 +59,7 @@ class Tally:
         row.new_urls += new_urls
         self.bytes += size
         kind = error.split(":", 1)[0]
-        if kind == "robots":
+        if error.startswith(ROBOTS_DENIAL):
             row.robots += 1
         elif error:
             row.errors += 1

@@ -129,3 +129,29 @@ def test_serve_demo_serves_the_site_until_interrupted():
             proc.kill()   # never leave a server behind, even when the test fails
             proc.communicate()
     assert proc.returncode == 0
+
+
+def test_a_crawl_whose_every_seed_failed_exits_1_with_one_line(tmp_path):
+    """Port 1 on loopback refuses: the rows are kept, and the exit says so."""
+    out = tmp_path / "o"
+    for robots, error in (((), "robots: robots.txt unreachable (connection: refused)"),
+                          (("--ignore-robots",), "connection: refused")):
+        done = crawler("crawl", "http://127.0.0.1:1/", "http://127.0.0.1:1/other", "--out", str(out),
+                       "--retries", "0", "--quiet", "--overwrite", *robots)
+        assert done.returncode == 1, done.stderr
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("crawler: error: every seed failed (")
+        assert error in lines[0]
+        with open(out / "index.csv", newline="", encoding="utf-8") as f:
+            assert [row["error"] for row in csv.DictReader(f)] == [error] * 2
+        assert json.loads((out / "stats.json").read_text())["errors"] == 2
+
+
+def test_a_corrupt_settings_file_on_resume_is_one_line_not_a_traceback(tmp_path, serve):
+    out = tmp_path / "o"
+    with serve(lambda request: (200, {"Content-Type": "text/html"}, b"<p>ok</p>")) as (url, log):
+        assert crawler("crawl", url, "--out", str(out), "--quiet").returncode == 0
+    (out / "state" / "settings.json").write_text('{"seeds": [', encoding="utf-8")
+    done = crawler("crawl", "--out", str(out), "--resume")
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "settings.json cannot be read" in done.stderr and "Traceback" not in done.stderr

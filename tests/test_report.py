@@ -122,13 +122,13 @@ def test_speed_agrees_with_stats_json(demo):
     assert speed.fetches == stats["urls"] and speed.bytes == stats["bytes"]
     # The trace's START..END and the Controller's clock measure the same run.
     assert speed.crawl_seconds == pytest.approx(stats["elapsed_seconds"], abs=0.05)
-    assert speed.average_pages_per_second == pytest.approx(stats["pages_per_second"], rel=0.05)
+    assert speed.average_urls_per_second == pytest.approx(stats["urls_per_second"], rel=0.05)
     if speed.crawl_seconds < speed.peak_window_seconds:
-        assert speed.peak_pages_per_second is None   # no whole window to measure
+        assert speed.peak_urls_per_second is None   # no whole window to measure
     else:
         # Pigeonhole: some 1-second span holds at least fetches / ceil(seconds).
         seconds = -(-speed.crawl_seconds // 1)
-        assert speed.peak_pages_per_second >= speed.fetches / seconds
+        assert speed.peak_urls_per_second >= speed.fetches / seconds
 
 
 def test_links_ratio_and_dedup_come_from_edges_index_and_stats(demo):
@@ -224,7 +224,7 @@ def test_without_trace_log_the_level_flags_come_from_stats_json(demo, demo_site,
     report = build_report(crawl)
     assert [(r.level, r.urls, r.pages, r.new_urls, r.m) for r in report.levels] == \
         expected_levels(demo_site.ground_truth(DEPTH))
-    assert report.speed.fetches == 0 and report.speed.average_pages_per_second is None
+    assert report.speed.fetches == 0 and report.speed.average_urls_per_second is None
     assert any(note.startswith("trace.log is missing") for note in report.notes)
     assert report.finished and report.stop_reason == "max-depth"
 
@@ -325,21 +325,24 @@ def fetch_line(seconds, id, size=1024):
 
 
 def test_peak_rate_is_the_busiest_second_and_the_average_spans_the_run(tmp_path):
-    # 10 fetches within 0.45 s, then one a second: the peak is 10 pages/s.
+    # 10 fetches within 0.45 s, then one a second: the peak is 10 URLs/s.
     times = [0.05 * k for k in range(10)] + [1.0, 2.0, 3.0, 4.0, 5.0]
     trace = [f"{at(0)} START http://h/"] + [fetch_line(t, k, 2048) for k, t in enumerate(times)]
     trace.append(f"{at(5.0)} END queue-empty 15 5.00")
-    rows = [row(k, f"http://h/{k}", 0) for k in range(15)]
+    # Three of the burst's URLs are 404s: URLs, not HTML pages.
+    rows = [row(k, f"http://h/{k}", 0, status=404 if k in (1, 3, 5) else 200) for k in range(15)]
     speed = build_report(write_crawl(tmp_path / "c", rows, [], trace)).speed
     assert (speed.fetches, speed.crawl_seconds) == (15, 5.0)
-    assert speed.average_pages_per_second == 3.0 and speed.average_kb_per_second == 6.0
-    assert speed.peak_pages_per_second == 10.0 and speed.peak_kb_per_second == 20.0
+    assert speed.average_urls_per_second == 3.0 and speed.average_kb_per_second == 6.0
+    assert speed.average_pages_per_second == 2.4
+    assert speed.peak_urls_per_second == 10.0 and speed.peak_kb_per_second == 20.0
+    assert speed.peak_pages_per_second == 7.0
 
 
 def test_a_crawl_shorter_than_the_peak_window_has_no_peak(tmp_path):
     trace = [f"{at(0)} START http://h/", fetch_line(0.2, 0), f"{at(0.5)} END queue-empty 1 0.50"]
     speed = build_report(write_crawl(tmp_path / "c", [row(0, "http://h/0", 0)], [], trace)).speed
-    assert speed.peak_pages_per_second is None and speed.average_pages_per_second == 2.0
+    assert speed.peak_urls_per_second is None and speed.average_urls_per_second == 2.0
     assert "—" in render_report(build_report(tmp_path / "c"))
 
 
