@@ -43,6 +43,7 @@ RUNS = (
         ("results.csv", "results.md", "run.json")),
     Run("compare_text_filters.py", ("--repeat", "1", "--no-trafilatura", "--pgdocs", "{tmp}/no-manual"),
         ("results.csv", "results.md", "run.json")),
+    Run("compare_charsets.py", ("--languages", "en"), ("results.csv", "results.md", "run.json")),
 )
 CHECKS = ("check_bfs_coverage.py",)   # reads a crawl and prints PASS or FAIL: no tables, no plots
 
