@@ -326,6 +326,9 @@ def report(crawl_dir, fmt, top, plot_png) -> None:
       crawler report demo-crawl --plot demo-crawl.png
     """
     try:
+        if plot_png is not None:
+            from controller.plot import check_plotting
+            check_plotting()   # before anything is printed
         result = build_report(crawl_dir, top=top)
         click.echo(render_report(result, fmt), nl=False)
         if plot_png is not None:

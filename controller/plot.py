@@ -12,6 +12,8 @@ no global backend state of the calling process is changed.
 """
 from __future__ import annotations
 
+import importlib.util
+
 from itertools import accumulate
 from pathlib import Path
 
@@ -27,6 +29,12 @@ STATUS_CLASSES = (("2", "2xx success", "#2e7d32"), ("3", "3xx redirect", "#1565c
                   ("4", "4xx client error", "#ef6c00"), ("5", "5xx server error", "#c62828"),
                   ("n", "no response (robots, network)", "#757575"))
 STATUS_CLASS = {key: (label, colour) for key, label, colour in STATUS_CLASSES}
+
+
+def check_plotting() -> None:
+    """ReportError, with how to install it, when matplotlib is missing."""
+    if importlib.util.find_spec("matplotlib") is None:
+        raise ReportError(f"--plot needs matplotlib, which is not installed: {INSTALL_HINT}")
 
 
 def write_plot(report_or_dir: Report | Path | str, out_png: Path) -> Path:

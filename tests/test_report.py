@@ -10,6 +10,7 @@ import os
 import shutil
 import struct
 import sys
+import subprocess
 from dataclasses import asdict
 from datetime import datetime, timedelta, timezone
 from urllib.parse import urlsplit
@@ -460,3 +461,17 @@ def test_reports_and_plots_read_nothing_but_the_directory(demo, tmp_path, monkey
     render_report(build_report(out), "text")
     write_plot(out, tmp_path / "offline.png")
     assert io.BytesIO((tmp_path / "offline.png").read_bytes()).read(4) == b"\x89PNG"
+
+
+def test_plot_without_matplotlib_prints_nothing_but_the_one_line(demo, tmp_path):
+    """Checked before the report is printed: no half output, no PNG, exit 2."""
+    out, _, _ = demo
+    blocker = tmp_path / "block"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text("import sys\nsys.modules['matplotlib'] = None\n")
+    done = subprocess.run([sys.executable, "-m", "controller", "report", str(out), "--plot",
+                           str(tmp_path / "x.png")], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(blocker)})
+    assert done.returncode == 2 and done.stdout == ""
+    assert len(done.stderr.strip().splitlines()) == 1 and "needs matplotlib" in done.stderr
+    assert not (tmp_path / "x.png").exists()
