@@ -29,7 +29,7 @@ from textfilter import parse
 from textfilter.parse import filtered_ratio
 from textfilter.fingerprint import body_md5, simhash, text_md5
 from textfilter.maintext import main_text
-from urlfilter import UrlRules, normalize
+from urlfilter import UrlRules, document_base, normalize
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,8 @@ class Digester:
             extracted = self._extract(job)
         except Exception as exc:  # one odd page must not end a long crawl
             return Digest(error=f"parse: {type(exc).__name__}: {exc}")
-        links, skipped = self.filter_links(parsed.links, parsed.base_url)
+        links, skipped = self.filter_links(parsed.links,
+                                           document_base(job.final_url, parsed.base_href))
         html_path, text_path = f"pages/{job.page_id}.html", f"text/{job.page_id}.txt"
         (self.out / html_path).write_bytes(job.body)
         (self.out / text_path).write_text(text, encoding="utf-8")

@@ -657,13 +657,18 @@ def _resolve(current: str, location: str) -> str:
 def _invalid_reason(url: str) -> str:
     """Why ``url`` cannot be fetched, or "" if it can be tried."""
     try:
-        scheme, host, _ = url_authority(url)
+        scheme, host, port = url_authority(url)
     except ValueError as exc:
         return str(exc)
     if scheme not in ("http", "https"):
         return f"not an http(s) URL: {url!r}"
     if not host:
         return f"no host in {url!r}"
+    if port == 0:
+        # A valid URL (the URL Standard keeps ":0"), but no server listens
+        # there, browsers refuse it (Fetch's bad ports), and urllib3 would
+        # drop it and ask port 80 instead.
+        return f"port 0 cannot be fetched: {url!r}"
     return ""
 
 

@@ -432,6 +432,7 @@ def test_redirect_to_a_non_http_location(server, fetcher):
 
 
 @pytest.mark.parametrize("url", ["ftp://example.org/x", "not a url", "http://", "http://host:99999/",
+                                 "http://127.0.0.1:0/",
                                  "", "mailto:a@b.c"])
 def test_invalid_urls_are_error_values(url, fetcher):
     result = fetcher.fetch(url)

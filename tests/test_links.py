@@ -23,9 +23,9 @@ LINK_CASES = [
     ("duplicates are kept",
      "<a href=/x>1</a><a href=/y>2</a><a href=/x>3</a><a href=/x>4</a>",
      ("/x", "/y", "/x", "/x")),
-    ("surrounding white space is stripped, empty values are skipped",
+    ("surrounding white space is stripped, empty values are kept (they name the base URL)",
      "<a href=' \n\t/spaced \r\n'>1</a><a href=''>2</a><a href='   '>3</a><a href>4</a>",
-     ("/spaced",)),
+     ("/spaced", "", "", "")),
     ("javascript:, mailto:, tel: and data: are skipped whatever their case",
      "<a href='javascript:void(0)'>1</a><a href=' JavaScript:go()'>2</a>"
      "<a href='java\tscript:x()'>3</a><a href='MAILTO:me@site.test'>4</a>"
@@ -221,7 +221,7 @@ var s = '<a href="/in-cdata-script">';
 </body>
 </html>
 """
-XHTML_LINKS = ("intro.html", "api/index.html#top", "../v0/", "faq.html?a=1&b=2")
+XHTML_LINKS = ("intro.html", "api/index.html#top", "../v0/", "", "faq.html?a=1&b=2")
 
 FRAMESET = """<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.01 Frameset//EN">
 <html><head><title>Frames</title></head>

@@ -4,8 +4,9 @@ An extractor takes HTML text and returns (base, links):
 - base: the href of the first <base> element that has one (stripped), or None;
 - links: the href of every <a> and <area> and the src of every <frame> and
   <iframe>, in document order, character references decoded, surrounding C0
-  controls and spaces stripped (as URL parsing strips them). Empty values and
-  javascript:, mailto:, tel: and data: links are skipped; duplicates are kept,
+  controls and spaces stripped (as URL parsing strips them). javascript:,
+  mailto:, tel: and data: links are skipped; an empty value is kept (it
+  names the base URL, which a <base href> makes another page); duplicates are kept,
   since deduplication belongs to URL_Filter. Nothing is resolved or normalised.
 
 Extractors, by name in EXTRACTORS:
@@ -140,4 +141,6 @@ def base_and_links(pairs: Iterable[tuple[str, str]]) -> Links:
 
 
 def _followable(value: str) -> bool:
-    return bool(value) and not _SKIPPED_SCHEME.match(_TAB_OR_NEWLINE.sub("", value))
+    # An empty href is a link to the document's base URL (the URL Standard
+    # parses "" against the base), which with a <base href> is another page.
+    return not _SKIPPED_SCHEME.match(_TAB_OR_NEWLINE.sub("", value))

@@ -40,6 +40,7 @@ def parse(html: str, base_url: str, extractor: str = "bs4") -> Parsed:
         links=reading.links,
         source_chars=len(html),
         filtered_ratio=filtered_ratio(len(reading.text), len(html)),
+        base_href=reading.base_href,
     )
 
 

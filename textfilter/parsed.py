@@ -12,3 +12,7 @@ class Parsed:
     links: tuple[str, ...]    # raw href/src values in document order, stripped, not resolved
     source_chars: int         # length of the decoded HTML source
     filtered_ratio: float     # share of the source filtered away: 1 - len(text) / source_chars
+    # The first <base href>, stripped, unresolved (None: none). URL_Filter
+    # resolves it by the URL Standard (urlfilter.normalize.document_base);
+    # base_url is the simpler urljoin reading, for callers without URL_Filter.
+    base_href: str | None = None

@@ -5,11 +5,11 @@ Owns URL normalization (``normalize``), the scope and filter rules
 ``SEEN_ALGORITHMS`` registry), where the design paper puts dedup.  Pure: no
 sockets, no files, no imports from the other crawler packages.
 """
-from urlfilter.normalize import check_drop_param, normalize
+from urlfilter.normalize import check_drop_param, document_base, normalize
 from urlfilter.rules import DEFAULT_DENY_EXTENSIONS, SCOPES, UrlRules
 from urlfilter.seen import SEEN_ALGORITHMS, UrlSeen, make_seen
 from urlfilter.seencache import SeenCache
 from urlfilter.traps import TrapGuard
 
-__all__ = ["DEFAULT_DENY_EXTENSIONS", "SCOPES", "SEEN_ALGORITHMS", "SeenCache", "TrapGuard", "UrlRules", "UrlSeen",
+__all__ = ["document_base", "DEFAULT_DENY_EXTENSIONS", "SCOPES", "SEEN_ALGORITHMS", "SeenCache", "TrapGuard", "UrlRules", "UrlSeen",
            "check_drop_param", "make_seen", "normalize"]
