@@ -246,19 +246,23 @@ def git_commit(repo: Path) -> dict:
 
 
 def render_results(results_dir: Path) -> str:
-    """RESULTS.md text from every results/*.json, newest first."""
+    """RESULTS.md text from every results/*.json (crawl benchmarks, newest
+    first), then every results/*.md as it is (micro-benchmarks that write
+    their own table, such as the URL_Filter one), so a crawl run keeps them."""
     results = []
     for file in sorted(Path(results_dir).glob("*.json")):
         results.append(json.loads(file.read_text(encoding="utf-8")))
     results.sort(key=lambda r: r.get("started", ""), reverse=True)
     parts = [RESULTS_HEADER]
     parts += [_section(r) for r in results]
+    parts += [file.read_text(encoding="utf-8") for file in sorted(Path(results_dir).glob("*.md"))]
     return "\n".join(parts)
 
 
 RESULTS_HEADER = """# Benchmark results
 
-Written by `benchmarks/run.py` from `benchmarks/results/*.json` (newest first);
+Written by `benchmarks/run.py` from `benchmarks/results/*.json` (newest first)
+and `benchmarks/results/*.md` (micro-benchmarks, after them);
 see benchmarks/README.md for what each column means and how to reproduce.
 """
 

@@ -45,6 +45,10 @@ HREFS = [f"../section/{i}/article-{i * 7}.html?ref=home&page={i}" for i in range
 ROOT = Path(__file__).resolve().parent.parent
 WHATWG_DATA = ROOT / "tests" / "data" / "whatwg" / "urltestdata.json"
 RESULTS_FILE = Path(__file__).resolve().parent / "results" / "urlfilter-whatwg.md"
+RESULTS_HEADING = ("## URL_Filter per link, RFC 3986 and WHATWG resolution (issue 11)\n\n"
+                   "Written by `.venv/bin/python -m benchmarks.test_bench_urlfilter --rounds 21`\n"
+                   "(to `benchmarks/results/urlfilter-whatwg.md`, which `benchmarks/run.py` copies "
+                   "into RESULTS.md).\n\n")
 BEFORE = "28556cb"        # the last commit whose normalize followed RFC 3986
 
 Link = tuple[str, str | None]                 # (href, base)
@@ -199,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
                                  args.rounds)
     print(text)
     RESULTS_FILE.parent.mkdir(exist_ok=True)
-    RESULTS_FILE.write_text(text, encoding="utf-8")
+    RESULTS_FILE.write_text(RESULTS_HEADING + text, encoding="utf-8")   # RESULTS.md takes it whole
     return 0
 
 

@@ -328,9 +328,12 @@ def test_results_md_is_rendered_from_stored_results(tmp_path):
         **result, "kind": "scaling", "label": "", "started": "2026-01-02T00:00:00+00:00",
         "site_levels": {"1000": [1, 999], "5000": [1, 4999]}, "runs": [r.to_dict() for r in scaled],
         "summary": []}))
+    (tmp_path / "micro.md").write_text("## URL_Filter µs per link\n\n| a |\n|---|\n| 1 |\n")
     text = render_results(tmp_path)
     assert text.index("## scaling — scaling") < text.index("## baseline")   # newest first
     assert "1000, 5000 pages of ~16 KB" in text and scaling_table(scaled) in text
+    # A micro-benchmark's own table is kept, after the crawl benchmarks.
+    assert text.index("## baseline") < text.index("## URL_Filter µs per link\n\n| a |")
 
 
 # -- end to end (ours + wget; Scrapy is too slow to install here) ---------------------------------
