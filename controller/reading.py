@@ -21,6 +21,7 @@ from datetime import datetime
 from pathlib import Path
 
 from controller.store import INDEX_COLUMNS
+from controller.tally import ROBOTS_DENIAL
 
 # Columns are only ever added at the end: an index written by 0.1.0 before
 # the content columns existed starts with these and is still read.
@@ -47,6 +48,15 @@ class PageRow:
     error: str                    # "" or "kind: detail"
     duplicate_of: int | None = None       # id of the page with the same text
     near_duplicate_of: int | None = None  # id of a page within the SimHash distance
+
+    @property
+    def denied(self) -> bool:
+        """robots.txt disallowed it: the site's wish, counted apart from errors."""
+        return self.error.startswith(ROBOTS_DENIAL)
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.error) and not self.denied
 
 
 @dataclass(frozen=True)

@@ -221,7 +221,8 @@ class Report:
     runs: int                         # crawler runs in trace.log: 1 + number of --resume
     urls: int
     pages: int
-    errors: int
+    errors: int                       # robots.txt denials not included
+    robots_denied: int
     bytes: int
     levels: tuple[LevelRow, ...]
     status_codes: tuple[Count, ...]
@@ -260,7 +261,8 @@ def build_report(crawl_dir: Path, *, top: int = TOP_LINKS) -> Report:
         stop_reason=_stop_reason(runs, files.stats), notes=tuple(notes),
         seeds=_seeds(files), started_at=_iso(runs[0].start) if runs else None,
         runs=len(runs), urls=len(rows), pages=sum(r.saved for r in rows),
-        errors=sum(bool(r.error) for r in rows), bytes=sum(r.bytes for r in rows),
+        errors=sum(r.failed for r in rows), robots_denied=sum(r.denied for r in rows),
+        bytes=sum(r.bytes for r in rows),
         levels=_levels(rows, files.events, files.stats),
         status_codes=_status_codes(rows), content_types=_content_types(rows),
         errors_by_kind=_errors_by_kind(rows), speed=_speed(runs, {row.id for row in rows if row.saved}),
@@ -318,7 +320,7 @@ def _levels(rows: tuple[PageRow, ...], events, stats: dict | None) -> tuple[Leve
     for row in rows:
         by_level.setdefault(row.level, []).append(row)
     return tuple(
-        LevelRow(k, len(group), sum(r.saved for r in group), sum(bool(r.error) for r in group),
+        LevelRow(k, len(group), sum(r.saved for r in group), sum(r.failed for r in group),
                  sum(r.new_links for r in group), flags.get(k),
                  sum(r.duplicate_of is not None for r in group),
                  sum(r.near_duplicate_of is not None for r in group))
@@ -339,7 +341,7 @@ def _content_types(rows: tuple[PageRow, ...]) -> tuple[Count, ...]:
 def _errors_by_kind(rows: tuple[PageRow, ...]) -> tuple[ErrorGroup, ...]:
     groups: dict[str, list[ErrorExample]] = {}
     for row in rows:
-        if row.error:
+        if row.error:   # denials too: the table shows which URLs robots.txt kept out
             kind, _, detail = row.error.partition(":")
             groups.setdefault(kind.strip(), []).append(ErrorExample(row.url, detail.strip()))
     ordered = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
@@ -543,8 +545,9 @@ def _overview(report: Report) -> Table:
     rows = [("state", state), ("seeds", " ".join(report.seeds) or "unknown"),
             ("started", report.started_at or "unknown"),
             ("crawl time", f"{duration_text(report.speed.crawl_seconds)} in {runs}"),
-            ("totals", f"{report.urls} URLs fetched, {pages}, "
-                       f"{report.errors} errors, {report.bytes / 1024:.0f} KB of bodies")]
+            ("totals", f"{report.urls} URLs fetched, {pages}, {report.errors} errors"
+                       + (f", {report.robots_denied} denied by robots.txt" if report.robots_denied else "")
+                       + f", {report.bytes / 1024:.0f} KB of bodies")]
     return Table("Overview", ("", ""), tuple(rows))
 
 
@@ -591,7 +594,8 @@ def _error_section(groups: tuple[ErrorGroup, ...]) -> Table:
         for i, example in enumerate(group.examples):
             head = (group.kind, str(group.count)) if i == 0 else ("", "")
             rows.append((*head, example.url, example.detail))
-    note = "kind = the error's first word in index.csv; the first few URLs of each kind"
+    note = ("kind = the error's first word in index.csv; the first few URLs of each kind; "
+            "robots rows that say 'disallowed' are robots.txt denials, not counted as errors")
     return Table("Errors by kind", ("kind", "urls", "example url", "detail"), tuple(rows),
                  (note,) if rows else ("no errors",))
 

@@ -475,3 +475,12 @@ def test_plot_without_matplotlib_prints_nothing_but_the_one_line(demo, tmp_path)
     assert done.returncode == 2 and done.stdout == ""
     assert len(done.stderr.strip().splitlines()) == 1 and "needs matplotlib" in done.stderr
     assert not (tmp_path / "x.png").exists()
+
+
+def test_errors_and_robots_denials_are_counted_as_stats_json_counts_them(demo):
+    out, stats, _ = demo
+    report = build_report(out)
+    assert stats["robots_denied"] == report.robots_denied == 2   # /private/ and /search
+    assert report.errors == stats["errors"]
+    assert [lv.errors for lv in report.levels] == [lv["errors"] for lv in stats["levels"]]
+    assert "2 denied by robots.txt" in render_report(report)
