@@ -17,7 +17,7 @@ from click.core import ParameterSource
 from controller.config import (CONTENT_DEDUP_MODES, DEFAULT_USER_AGENT, MAX_SIMHASH_DISTANCE,
                                TEXT_MODES, VERSION, ConfigError, CrawlConfig, default_processes)
 from controller.crawl import Crawl
-from controller.resume import MUST_MATCH, SETTINGS_FILE, STATE_DIR, WARC_FILE
+from controller.resume import MUST_MATCH, SETTINGS_FILE, STATE_DIR, WARC_FILE, refuse_if_locked
 from controller.progress import Progress
 from controller.report import (FORMATS, TOP_LINKS, ReportError, build_report, level_table,
                                render_report, summary_lines)
@@ -367,6 +367,10 @@ def demo(out, port, max_depth, workers, delay, dedup, content_dedup, warc, ignor
     """
     from demosite import DemoServer, DemoSite
 
+    try:
+        refuse_if_locked(out)   # before the demo server starts and says so
+    except OutputError as exc:
+        raise click.UsageError(str(exc)) from None
     site = DemoSite()
     truth = site.ground_truth(max_depth, obey_robots=not ignore_robots)
     expected = [(level.urls, level.pages) for level in truth.levels]

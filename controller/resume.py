@@ -21,7 +21,7 @@ from pathlib import Path
 
 from controller.config import CrawlConfig
 from controller.extracted import keep_rows_of as keep_extracted_rows_of
-from controller.lock import CrawlLock, Holder, LockHeld
+from controller.lock import CrawlLock, Holder, LockHeld, holder
 from controller.store import INDEX_COLUMNS, OutputError
 from urllist.journal import cut_torn_line
 
@@ -87,6 +87,14 @@ def _lock(out: Path, *, create: bool) -> CrawlLock | None:
     except OSError as exc:
         raise OutputError(f"cannot write to output directory {out}: {exc.strerror or exc}; "
                           f"choose another --out") from None
+
+
+def refuse_if_locked(out: Path) -> None:
+    """OutputError when a crawl holds ``out``: a check for commands that start
+    something first (the demo its server); Crawl() still takes the lock."""
+    held_by = holder(lock_path(out))
+    if held_by is not None:
+        raise OutputError(_held_message(out, held_by))
 
 
 def _held_message(out: Path, holder: Holder | None) -> str:
