@@ -1,16 +1,19 @@
 """The crawlers under comparison: how to run each one and where it saved what.
 
-A `Peer` is a command line (seed URL, output directory, extra arguments →
-argv) and a reader of its output (→ the pages it saved, as `SavedPage`s),
-so the harness measures and checks every peer the same way:
+A `Peer` is a command line (seed URLs, output directory, extra arguments →
+argv) and a reader of its output (→ the pages it saved, as `SavedPage`s,
+each with the host it came from), so the harness measures and checks every
+peer the same way:
 
-- `ours`: `crawler crawl SEED --out DIR --delay 0 --max-depth 0 --max-pages 0
-  --quiet` plus extra arguments; saved pages from DIR/index.csv (rows with
-  status 200 and an html_path), with their levels. It fetches robots.txt
-  and skips the .pdf/.png links by extension (never requested).
+- `ours`: `crawler crawl SEED... --out DIR --delay D --max-depth 0
+  --max-pages 0 --quiet` plus extra arguments (D = 0 unless given); saved
+  pages from DIR/index.csv (rows with status 200 and an html_path), with
+  their levels. It fetches robots.txt and skips the .pdf/.png links by
+  extension (never requested).
 - `scrapy`: benchmarks/scrapy_spider.py in its own virtual environment
-  (benchmarks/.venv-scrapy, made by `ensure_scrapy`); saved pages from
-  DIR/index.tsv. It fetches and saves the .pdf/.png files, does not read
+  (benchmarks/.venv-scrapy, made by `ensure_scrapy`), with `-s NAME=VALUE`
+  for any settings given; saved pages from DIR/index.tsv. With the spider's
+  own settings it fetches and saves the .pdf/.png files, does not read
   robots.txt, and drops 404 bodies.
 - `wget`: `wget --recursive --level=inf -e robots=off --no-verbose
   --no-host-directories --no-parent -P DIR SEED`; saved pages are DIR's files
@@ -25,7 +28,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Mapping
 from urllib.parse import unquote, urlsplit
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -42,51 +45,70 @@ class SavedPage:
     level: int | None     # the level the peer recorded, None when it records none
 
 
+HostPage = tuple[str, SavedPage]   # (the host the page came from, '' when unknown; the page)
+
+
 @dataclass(frozen=True)
 class Peer:
     name: str
-    command: Callable[[str, Path, tuple[str, ...]], list[str]]   # (seed, out, extra) -> argv
-    saved: Callable[[Path], list[SavedPage]]                      # out -> saved pages
+    argv: Callable[[tuple[str, ...], Path, tuple[str, ...]], list[str]]   # (seeds, out, extra) -> argv
+    saved_by_host: Callable[[Path], list[HostPage]]                         # out -> saved pages
     ok_exit_codes: frozenset[int] = frozenset({0})
     records_levels: bool = False   # whether its levels are breadth-first levels to check
     env: dict[str, str] = field(default_factory=dict)             # added to the environment
 
+    def command(self, seed: str, out: Path, extra: tuple[str, ...] = ()) -> list[str]:
+        """The command line of a crawl from one seed."""
+        return self.argv((seed,), out, extra)
+
+    def saved(self, out: Path) -> list[SavedPage]:
+        return pages_of(self.saved_by_host(out))
+
 
 # -- ours ----------------------------------------------------------------------
-def ours(crawler: Path = REPO / ".venv" / "bin" / "crawler", source: Path | None = None) -> Peer:
-    """Our crawler; `source` runs the packages of another source tree (e.g. an older commit)."""
-    def command(seed: str, out: Path, extra: tuple[str, ...]) -> list[str]:
-        return [str(crawler), "crawl", seed, "--out", str(out), "--delay", "0",
+def ours(crawler: Path = REPO / ".venv" / "bin" / "crawler", source: Path | None = None,
+         delay: float = 0.0) -> Peer:
+    """Our crawler; `source` runs the packages of another source tree (e.g. an older commit);
+    `delay` is its --delay, seconds between two requests to one host."""
+    def argv(seeds: tuple[str, ...], out: Path, extra: tuple[str, ...]) -> list[str]:
+        return [str(crawler), "crawl", *seeds, "--out", str(out), "--delay", f"{delay:g}",
                 "--max-depth", "0", "--max-pages", "0", "--quiet", *extra]
     env = {"PYTHONPATH": str(source)} if source else {}
-    return Peer("ours", command, saved_from_index_csv, records_levels=True, env=env)
+    return Peer("ours", argv, index_csv_by_host, records_levels=True, env=env)
 
 
-def saved_from_index_csv(out: Path) -> list[SavedPage]:
+def index_csv_by_host(out: Path) -> list[HostPage]:
     pages = []
     with open(Path(out) / "index.csv", newline="", encoding="utf-8") as f:
         for row in csv.DictReader(f):
             if row["status"] == "200" and row["html_path"]:
-                pages.append(SavedPage(_path(row["url"]), Path(out) / row["html_path"], int(row["level"])))
+                pages.append(_host_page(row["url"], Path(out) / row["html_path"], int(row["level"])))
     return pages
 
 
 # -- scrapy ----------------------------------------------------------------------
-def scrapy(venv: Path = SCRAPY_VENV) -> Peer:
-    def command(seed: str, out: Path, extra: tuple[str, ...]) -> list[str]:
+def scrapy(venv: Path = SCRAPY_VENV, name: str = "scrapy", settings: Mapping[str, object] | None = None) -> Peer:
+    """The Scrapy spider; `settings` override its own (`-s NAME=VALUE`, the command line's priority)."""
+    overrides = tuple(arg for key, value in (settings or {}).items() for arg in ("-s", f"{key}={value}"))
+
+    def argv(seeds: tuple[str, ...], out: Path, extra: tuple[str, ...]) -> list[str]:
         return [str(venv / "bin" / "scrapy"), "runspider", str(BENCH_DIR / "scrapy_spider.py"),
-                "-a", f"start_url={seed}", "-a", f"out={out}", *extra]
-    return Peer("scrapy", command, saved_from_index_tsv)
+                "-a", f"start_url={' '.join(seeds)}", "-a", f"out={out}", *overrides, *extra]
+    return Peer(name, argv, index_tsv_by_host)
 
 
-def saved_from_index_tsv(out: Path) -> list[SavedPage]:
+def index_tsv_by_host(out: Path) -> list[HostPage]:
     pages = []
     with open(Path(out) / "index.tsv", encoding="utf-8") as f:
         for line in f:
             url, status, depth, name = line.rstrip("\n").split("\t")
             if status == "200":
-                pages.append(SavedPage(_path(url), Path(out) / name, int(depth)))
+                pages.append(_host_page(url, Path(out) / name, int(depth)))
     return pages
+
+
+def saved_from_index_tsv(out: Path) -> list[SavedPage]:
+    return pages_of(index_tsv_by_host(out))
 
 
 def ensure_scrapy(venv: Path = SCRAPY_VENV, python: str = sys.executable) -> str:
@@ -113,10 +135,12 @@ def scrapy_version(venv: Path = SCRAPY_VENV) -> str:
 
 # -- wget ------------------------------------------------------------------------
 def wget() -> Peer:
-    def command(seed: str, out: Path, extra: tuple[str, ...]) -> list[str]:
+    def argv(seeds: tuple[str, ...], out: Path, extra: tuple[str, ...]) -> list[str]:
         return [WGET, "--recursive", "--level=inf", "-e", "robots=off", "--no-verbose",
-                "--no-host-directories", "--no-parent", "-P", str(out), *extra, seed]
-    return Peer("wget", command, saved_from_mirror, ok_exit_codes=frozenset({0, 8}))
+                "--no-host-directories", "--no-parent", "-P", str(out), *extra, *seeds]
+    # The mirror has no host directories, so the host of its pages is unknown.
+    return Peer("wget", argv, lambda out: [("", page) for page in saved_from_mirror(out)],
+                ok_exit_codes=frozenset({0, 8}))
 
 
 def saved_from_mirror(out: Path) -> list[SavedPage]:
@@ -142,5 +166,10 @@ def make_peer(name: str, *, ours_source: Path | None = None) -> Peer:
 PEER_NAMES = ("ours", "scrapy", "wget")
 
 
-def _path(url: str) -> str:
-    return unquote(urlsplit(url).path)
+def pages_of(saved: list[HostPage]) -> list[SavedPage]:
+    return [page for _, page in saved]
+
+
+def _host_page(url: str, file: Path, level: int | None) -> HostPage:
+    parts = urlsplit(url)
+    return parts.hostname or "", SavedPage(unquote(parts.path), file, level)
