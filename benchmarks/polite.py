@@ -1,0 +1,415 @@
+"""Polite throughput across many hosts (issue 12): our crawler and Scrapy at one request per host.
+
+    .venv/bin/python -m benchmarks.polite --sites 40 --delay 0.2 --rounds 2
+    .venv/bin/python -m benchmarks.polite --issue12          # the three settings of the issue
+
+Many small generated sites (benchmarks/polite_site.py), each on its own
+loopback address behind one nginx, every site's root a seed; each peer crawls
+them all with the same delay and one request per host in flight,
+interleaved over rounds. From the server's access log, per run: whether every
+page was fetched once, the gaps between request starts per host, and the
+wall time against the lower bound every polite crawler has, (pages of the
+largest site - 1) x delay. Results go to benchmarks/results/polite/<name>.json
+(every number) and benchmarks/results/<name>.md (the table), which
+report.render_results copies into RESULTS.md.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import shlex
+import shutil
+import sys
+import time
+from collections import defaultdict
+from dataclasses import asdict, dataclass, replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+if __package__ in (None, ""):   # run as a file: make `benchmarks` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import click
+
+from benchmarks import peers as peer_registry
+from benchmarks.checks import check_saved, count_server
+from benchmarks.measure import run_measured
+from benchmarks.nginx import LogEntry, Nginx, NginxError
+from benchmarks.polite_site import SHAPES, SiteSet, SiteSetSpec, generate
+from benchmarks.report import machine, markdown_table, render_results
+from benchmarks.run import _ours_source
+
+BENCH_DIR = Path(__file__).resolve().parent
+PEERS = ("ours", "scrapy", "scrapy-aware")
+SHORT_GAP = 0.9   # a gap below this fraction of the delay counts as short (impolite)
+
+
+@dataclass(frozen=True)
+class Setting:
+    spec: SiteSetSpec
+    delay_s: float               # seconds between two request starts to one host
+    rounds: int = 1              # interleaved rounds (each runs every peer once)
+
+    @property
+    def name(self) -> str:
+        return f"{self.spec.site_count} sites, {self.spec.shape}, delay {self.delay_s:g} s"
+
+
+ISSUE12 = (Setting(SiteSetSpec(sites=40), 0.2, rounds=2),
+           Setting(SiteSetSpec(sites=150), 0.5, rounds=1),   # ~30 s lower bound per run: one round
+           Setting(SiteSetSpec(shape="barrier"), 0.2, rounds=2))
+
+
+@dataclass(frozen=True)
+class Options:
+    peers: tuple[str, ...] = PEERS
+    ours_args: str = ""              # extra arguments for `crawler crawl`
+    scrapy_concurrency: int = 16     # Scrapy's CONCURRENT_REQUESTS (its default)
+    timeout_s: float = 600.0         # per run; the run is killed after it
+    keep_output: bool = False        # keep each run's output directory
+
+
+@dataclass(frozen=True)
+class Gaps:
+    """Seconds between consecutive request starts to one host, as the server saw them."""
+    count: int                 # gaps over all hosts
+    smallest_s: float | None   # the smallest gap of any host
+    p1_s: float | None         # 1st percentile (nearest rank) of all gaps pooled
+    short: int                 # gaps below SHORT_GAP x delay
+
+
+@dataclass(frozen=True)
+class PoliteRun:
+    setting: str
+    peer: str
+    round: int
+    delay_s: float
+    sites: int
+    site_pages: int            # HTML pages of all sites
+    largest_site: int          # pages of the largest site
+    wall_s: float              # the command's start to its exit, harness clock
+    cpu_s: float               # user + system, GNU time
+    exit_code: int
+    exit_ok: bool
+    timed_out: bool
+    requests: int              # access-log lines of the run (pages, robots.txt)
+    span_s: float              # first request start to last request end, server clock
+    pages: int                 # distinct site pages saved byte-identical
+    missed: int                # site pages never requested
+    duplicates: int            # requests for site pages beyond the first
+    gaps: Gaps
+    levels_exact: bool | None  # every site's pages on their BFS levels; None: the peer records none
+    slots: int | None          # Scrapy: download slots its responses came through; None: not Scrapy
+
+    @property
+    def lower_bound_s(self) -> float:
+        """The least time any crawler polite at `delay_s` needs: the largest site's requests in a row."""
+        return (self.largest_site - 1) * self.delay_s
+
+    @property
+    def efficiency(self) -> float:
+        return self.lower_bound_s / self.wall_s if self.wall_s > 0 else 0.0
+
+    @property
+    def pages_per_s(self) -> float:
+        return self.pages / self.wall_s if self.wall_s > 0 else 0.0
+
+    @property
+    def fetched_once(self) -> bool:
+        return self.missed == 0 and self.duplicates == 0
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "lower_bound_s": self.lower_bound_s, "efficiency": self.efficiency,
+                "pages_per_s": self.pages_per_s}
+
+
+# -- what the server saw -----------------------------------------------------------
+def gaps_by_host(entries: list[LogEntry]) -> dict[str, list[int]]:
+    """Milliseconds between consecutive request starts, per server address."""
+    starts: dict[str, list[int]] = defaultdict(list)
+    for entry in entries:
+        starts[entry.address].append(entry.start_ms)
+    return {host: [b - a for a, b in zip(sorted(s), sorted(s)[1:])] for host, s in starts.items()}
+
+
+def gap_stats(entries: list[LogEntry], delay_s: float) -> Gaps:
+    pooled = sorted(gap for gaps in gaps_by_host(entries).values() for gap in gaps)
+    if not pooled:
+        return Gaps(0, None, None, 0)
+    p1 = pooled[max(0, math.ceil(0.01 * len(pooled)) - 1)]
+    short = SHORT_GAP * round(delay_s * 1000)
+    return Gaps(len(pooled), pooled[0] / 1000, p1 / 1000, sum(1 for gap in pooled if gap < short))
+
+
+def span_s(entries: list[LogEntry]) -> float:
+    if not entries:
+        return 0.0
+    return (max(e.end_ms for e in entries) - min(e.start_ms for e in entries)) / 1000
+
+
+def server_check(entries: list[LogEntry], sites: SiteSet) -> tuple[int, int]:
+    """(site pages never requested, requests for site pages beyond the first), over all sites."""
+    counts = [count_server([e for e in entries if e.address == site.address], site.truth)
+              for site in sites.sites]
+    return sum(c.html_missed for c in counts), sum(c.html_duplicates for c in counts)
+
+
+def saved_check(peer: peer_registry.Peer, out: Path, sites: SiteSet) -> tuple[int, bool | None]:
+    """(distinct pages saved byte-identical, whether every site's levels are exact or None)."""
+    saved = peer.saved_by_host(out) if out.exists() else []
+    checks = [check_saved([page for host, page in saved if host == site.address], site.truth,
+                          sites.root(site), check_levels=peer.records_levels) for site in sites.sites]
+    levels = None
+    if peer.records_levels:
+        levels = all(c.wrong_level == 0 and c.levels == site.truth.levels for c, site in zip(checks, sites.sites))
+    return sum(c.identical for c in checks), levels
+
+
+def scrapy_slots(out: Path) -> int | None:
+    try:
+        return len((out / "slots.txt").read_text(encoding="utf-8").split())
+    except OSError:
+        return None
+
+
+# -- the peers -------------------------------------------------------------------
+def scrapy_settings(delay_s: float, concurrency: int) -> dict[str, object]:
+    """Scrapy polite and breadth-first: one request per slot (host), a fixed delay, FIFO by depth."""
+    # DOWNLOAD_DELAY_JITTER (Scrapy 2.19) replaces RANDOMIZE_DOWNLOAD_DELAY (older releases): both, so
+    # no release randomizes; 2.19 then warns once that the old name is deprecated.
+    return {"DOWNLOAD_DELAY": delay_s, "RANDOMIZE_DOWNLOAD_DELAY": False, "DOWNLOAD_DELAY_JITTER": 0,
+            "CONCURRENT_REQUESTS_PER_DOMAIN": 1, "CONCURRENT_REQUESTS": concurrency,
+            "DEPTH_PRIORITY": 1, "SCHEDULER_DISK_QUEUE": "scrapy.squeues.PickleFifoDiskQueue",
+            "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue",
+            "ROBOTSTXT_OBEY": True}   # as ours: robots.txt once per host, so both make the same requests
+
+
+def make_peer(name: str, delay_s: float, options: Options, source: Path | None) -> peer_registry.Peer:
+    if name == "ours":
+        return peer_registry.ours(source=source, delay=delay_s)
+    settings = scrapy_settings(delay_s, options.scrapy_concurrency)
+    if name == "scrapy-aware":
+        settings["SCHEDULER_PRIORITY_QUEUE"] = "scrapy.pqueues.DownloaderAwarePriorityQueue"
+    if name in ("scrapy", "scrapy-aware"):
+        return peer_registry.scrapy(name=name, settings=settings)
+    raise ValueError(f"unknown peer {name!r}; choose from {', '.join(PEERS)}")
+
+
+# -- one run, one setting ------------------------------------------------------------
+def run_one(peer: peer_registry.Peer, server: Nginx, sites: SiteSet, setting: Setting,
+            options: Options, run_dir: Path, round_no: int) -> PoliteRun:
+    """Run one peer once on every site; keep the run's access log as run_dir/access.log."""
+    out = run_dir / "out"
+    shutil.rmtree(run_dir, ignore_errors=True)
+    run_dir.mkdir(parents=True)
+    seeds = tuple(server.url_for(site.address) + "index.html" for site in sites.sites)
+    extra = tuple(shlex.split(options.ours_args)) if peer.name == "ours" else ()
+    env = {**os.environ, **peer.env, "no_proxy": "*", "NO_PROXY": "*"}   # loopback only: never a proxy
+    mark = server.mark()
+    measured = run_measured(peer.argv(seeds, out, extra), run_dir / "logs", timeout=options.timeout_s,
+                            env=env, cwd=run_dir)
+    server.mark()   # a barrier: every request of the run is in the log after it
+    (run_dir / "access.log").write_text(server.log_since(mark), encoding="utf-8")
+    entries = server.requests_since(mark)
+    record = _record(peer, setting, sites, round_no, measured, entries, out)
+    if record.exit_ok and not options.keep_output:
+        shutil.rmtree(out, ignore_errors=True)
+    return record
+
+
+def _record(peer, setting, sites, round_no, measured, entries, out) -> PoliteRun:
+    missed, duplicates = server_check(entries, sites)
+    pages, levels = saved_check(peer, out, sites)
+    return PoliteRun(
+        setting=setting.name, peer=peer.name, round=round_no, delay_s=setting.delay_s,
+        sites=len(sites.sites), site_pages=sites.pages, largest_site=sites.largest,
+        wall_s=measured.wall_s, cpu_s=measured.usage.cpu_s, exit_code=measured.exit_code,
+        exit_ok=measured.exit_code in peer.ok_exit_codes, timed_out=measured.timed_out,
+        requests=len(entries), span_s=span_s(entries), pages=pages, missed=missed, duplicates=duplicates,
+        gaps=gap_stats(entries, setting.delay_s), levels_exact=levels,
+        slots=scrapy_slots(out) if peer.name.startswith("scrapy") else None)
+
+
+def measure(setting: Setting, options: Options, work: Path, source: Path | None = None,
+            progress=lambda line: None) -> tuple[SiteSet, list[PoliteRun]]:
+    """Generate the setting's sites, serve them, and run every peer `rounds` times, interleaved."""
+    site_dir = work / f"polite-{setting.spec.shape}-{setting.spec.site_count}"
+    shutil.rmtree(site_dir, ignore_errors=True)   # generated in well under a second
+    sites = generate(setting.spec, site_dir)
+    peers = [make_peer(name, setting.delay_s, options, source) for name in options.peers]
+    records = []
+    with Nginx({site.address: sites.root(site) for site in sites.sites}) as server:
+        for round_no in range(1, setting.rounds + 1):
+            for peer in peers:
+                run_dir = work / "runs" / f"polite-{setting.spec.site_count}-{peer.name}-{round_no}"
+                record = run_one(peer, server, sites, setting, options, run_dir, round_no)
+                progress(_line(record, setting.rounds))
+                records.append(record)
+    return sites, records
+
+
+# -- tables and results ----------------------------------------------------------------
+COLUMNS = ("setting", "peer", "round", "wall s", "lower bound s", "efficiency", "pages/s", "server span s",
+           "smallest gap s", "1st pct gap s", "short gaps", "requests", "each page once", "levels exact",
+           "Scrapy slots")
+
+
+def table(records: list[PoliteRun]) -> str:
+    rows = [(r.setting, r.peer, str(r.round), f"{r.wall_s:.1f}", f"{r.lower_bound_s:.1f}",
+             f"{r.efficiency:.2f}", f"{r.pages_per_s:.1f}", f"{r.span_s:.1f}", _seconds(r.gaps.smallest_s),
+             _seconds(r.gaps.p1_s), str(r.gaps.short), str(r.requests),
+             _yes(r.fetched_once) if r.pages == r.site_pages else f"NO ({r.pages}/{r.site_pages} saved)",
+             _yes(r.levels_exact), "—" if r.slots is None else f"{r.slots}/{r.sites}")
+            for r in records]
+    return markdown_table(COLUMNS, rows, left=2)
+
+
+def _seconds(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def _yes(value: bool | None) -> str:
+    return "—" if value is None else ("yes" if value else "NO")
+
+
+def section(result: dict) -> str:
+    """The Markdown section of one stored result, for RESULTS.md."""
+    m, o = result["machine"], result["options"]
+    source = result["ours_source"]
+    records = [_from_dict(r) for r in result["runs"]]
+    head = [f"## Polite crawling across many hosts — {result.get('label') or 'polite'}, {m['date']}", "",
+            f"Written by `.venv/bin/python -m benchmarks.polite {result['argv']}` "
+            f"(raw numbers: `benchmarks/results/polite/{result['name']}.json`); columns: benchmarks/README.md.", "",
+            f"- ours: commit `{source.get('commit', '?')}`"
+            + (" (working tree with uncommitted changes)" if source.get("dirty") else "")
+            + f", its defaults and extra args `{o['ours_args'] or '(none)'}`",
+            f"- Scrapy {m.get('scrapy') or '—'}: CONCURRENT_REQUESTS={o['scrapy_concurrency']}, one per slot, "
+            f"ROBOTSTXT_OBEY; `scrapy-aware` adds DownloaderAwarePriorityQueue",
+            f"- machine: {m['cpu']}, {m['cores']} cores, Python {m['python']}; {m['nginx']}; "
+            f"load average at start {' '.join(m.get('load_average', [])) or '—'}",
+            *(f"- {s['name']}: {s['rounds']} round(s), {s['pages']} pages, largest site {s['largest']}, "
+              f"sizes {s['sizes']}" for s in result["settings"]),
+            f"- wall time of the whole benchmark: {result['elapsed_s']:.0f} s", ""]
+    return "\n".join(head + [table(records), ""])
+
+
+def _from_dict(record: dict) -> PoliteRun:
+    fields = {k: v for k, v in record.items() if k in PoliteRun.__dataclass_fields__}
+    return PoliteRun(**{**fields, "gaps": Gaps(**record["gaps"])})
+
+
+def _setting_info(setting: Setting, sites: SiteSet) -> dict:
+    return {"name": setting.name, "spec": asdict(setting.spec), "delay_s": setting.delay_s,
+            "rounds": setting.rounds, "pages": sites.pages, "largest": sites.largest,
+            "sizes": _sizes_line(sites),
+            "sites": [{"address": s.address, "branching": s.branching, "levels": list(s.truth.levels)}
+                      for s in sites.sites]}
+
+
+def _sizes_line(sites: SiteSet) -> str:
+    sizes = sorted((site.pages for site in sites.sites), reverse=True)
+    return ", ".join(map(str, sizes)) if len(sizes) <= 8 else f"{', '.join(map(str, sizes[:6]))}, ... {sizes[-1]}"
+
+
+def store(result: dict, results_dir: Path, results_md: Path) -> Path:
+    """Write the JSON and the Markdown section, then rewrite RESULTS.md from every stored result."""
+    raw = results_dir / "polite" / f"{result['name']}.json"
+    raw.parent.mkdir(parents=True, exist_ok=True)
+    raw.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    (results_dir / f"{result['name']}.md").write_text(section(result), encoding="utf-8")
+    results_md.write_text(render_results(results_dir), encoding="utf-8")
+    return raw
+
+
+# -- the command line --------------------------------------------------------------
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--sites", type=click.IntRange(1, 250), default=40, show_default=True,
+              help="Sites, one per loopback address 127.0.0.2 ...")
+@click.option("--delay", type=click.FloatRange(min=0.01), default=0.2, show_default=True,
+              help="Seconds between two request starts to one host, for every peer.")
+@click.option("--shape", type=click.Choice(SHAPES), default="own", show_default=True,
+              help="own: each site its own branching 2-6; ternary: every site 3; barrier: the two-site case.")
+@click.option("--rounds", type=click.IntRange(min=1), default=None,
+              help="Interleaved rounds.  [default: 1; with --issue12 each setting's own: 2, 1, 2]")
+@click.option("--issue12", is_flag=True,
+              help="The issue's three settings: 40 sites / 0.2 s, 150 sites / 0.5 s, the barrier pair / 0.2 s.")
+@click.option("--peers", default=",".join(PEERS), show_default=True,
+              help="Comma-separated peers, run in this order each round.")
+@click.option("--ours-args", default="", help="Extra arguments for `crawler crawl`, e.g. '--workers 32'.")
+@click.option("--ours-commit", default=None,
+              help="Run our crawler as of this commit (exported with git archive), not the working tree.")
+@click.option("--scrapy-concurrency", type=click.IntRange(min=1), default=16, show_default=True,
+              help="Scrapy's CONCURRENT_REQUESTS.")
+@click.option("--label", default="", help="Title of this result in RESULTS.md, e.g. 'before the new scheduler'.")
+@click.option("--name", default=None, help="File name of the result (without .json / .md).")
+@click.option("--save/--no-save", default=True, show_default=True,
+              help="Store the result and rewrite RESULTS.md.")
+@click.option("--work", type=click.Path(path_type=Path), default=BENCH_DIR / "work", show_default=True)
+@click.option("--results-dir", type=click.Path(path_type=Path), default=BENCH_DIR / "results", show_default=True)
+@click.option("--results-md", type=click.Path(path_type=Path), default=BENCH_DIR / "RESULTS.md", show_default=True)
+@click.option("--timeout", type=click.FloatRange(min=1), default=600.0, show_default=True,
+              help="Seconds allowed per run.")
+@click.option("--keep-output", is_flag=True, help="Keep each run's output directory under --work/runs.")
+def main(sites, delay, shape, rounds, issue12, peers, ours_args, ours_commit, scrapy_concurrency,
+         label, name, save, work, results_dir, results_md, timeout, keep_output):
+    """Polite throughput: our crawler and Scrapy on many sites, one request per host, a fixed delay.
+
+    Example: .venv/bin/python -m benchmarks.polite --sites 40 --delay 0.2 --rounds 2
+    """
+    settings = _settings(sites, delay, shape, rounds, issue12)
+    options = Options(peers=_peer_names(peers), ours_args=ours_args, scrapy_concurrency=scrapy_concurrency,
+                      timeout_s=timeout, keep_output=keep_output)
+    work.mkdir(parents=True, exist_ok=True)
+    source, source_info = _ours_source(ours_commit, work)
+    scrapy_version = peer_registry.ensure_scrapy() if any(p.startswith("scrapy") for p in options.peers) else ""
+    started, before, clock = datetime.now(timezone.utc), machine(), time.perf_counter()
+    try:
+        measured = [measure(s, options, work, source, lambda line: click.echo(line, err=True)) for s in settings]
+    except NginxError as exc:
+        raise click.ClickException(str(exc)) from None
+    records = [r for _, runs in measured for r in runs]
+    click.echo(table(records))
+    result = {"kind": "polite", "label": label, "argv": shlex.join(sys.argv[1:]),
+              "name": name or f"polite-{'issue12' if issue12 else shape + '-' + str(sites)}-"
+                              f"{started.strftime('%Y%m%d-%H%M%S')}",
+              "started": started.isoformat(timespec="seconds"), "elapsed_s": time.perf_counter() - clock,
+              "machine": {**before, "scrapy": scrapy_version}, "ours_source": source_info,
+              "options": {**asdict(options), "peers": list(options.peers)},
+              "settings": [_setting_info(s, site_set) for s, (site_set, _) in zip(settings, measured)],
+              "runs": [r.to_dict() for r in records]}
+    if save:
+        click.echo(f"stored {store(result, results_dir, results_md)} and rewrote {results_md}", err=True)
+    if not all(r.exit_ok and not r.timed_out for r in records):
+        click.echo("some runs failed (see the exit code in the JSON and --work/runs/*/logs)", err=True)
+        sys.exit(1)
+
+
+def _settings(sites, delay, shape, rounds, issue12) -> tuple[Setting, ...]:
+    if issue12:
+        return tuple(replace(s, rounds=rounds) if rounds else s for s in ISSUE12)
+    return (Setting(SiteSetSpec(sites=sites, shape=shape), delay, rounds or 1),)
+
+
+def _peer_names(peers: str) -> tuple[str, ...]:
+    names = tuple(p.strip() for p in peers.split(",") if p.strip())
+    unknown = [name for name in names if name not in PEERS]
+    if unknown or not names:
+        raise click.BadParameter(f"unknown peer {unknown[0] if unknown else '(none)'!r}; "
+                                 f"choose from {', '.join(PEERS)}", param_hint="--peers")
+    return names
+
+
+def _line(r: PoliteRun, rounds: int) -> str:
+    problems = [text for failed, text in (
+        (not r.exit_ok or r.timed_out, f"exit {r.exit_code}" + (" TIMEOUT" if r.timed_out else "")),
+        (not r.fetched_once, f"missed {r.missed} dup {r.duplicates}"),
+        (r.levels_exact is False, "levels not exact")) if failed]
+    return (f"round {r.round}/{rounds} {r.peer:12} {r.setting}: {r.pages}/{r.site_pages} pages in {r.wall_s:.1f} s "
+            f"(lower bound {r.lower_bound_s:.1f} s, efficiency {r.efficiency:.2f}, {r.pages_per_s:.1f} pages/s, "
+            f"smallest gap {_seconds(r.gaps.smallest_s)} s, {r.gaps.short} short)"
+            + (" — " + "; ".join(problems) if problems else ""))
+
+
+if __name__ == "__main__":
+    main()
