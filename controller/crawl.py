@@ -37,18 +37,25 @@ from controller.store import PageStore
 from controller.tally import Snapshot, Tally
 from controller.trace import TraceLog, utc_now
 from controller.extracted import ExtractedWriter, ExtractionTally
-from getpage import ADDRESS_CATEGORIES, FetchConfig, Fetcher, FetchResult, address_categories
+from getpage import (ADDRESS_CATEGORIES, FetchConfig, Fetcher, FetchResult, PolitenessGate,
+                     address_categories, host_key)
 from textfilter.duplicates import ContentSeen, ContentVerdict
 from textfilter.extract import Extraction
 from textfilter.fingerprint import body_md5
 from urlfilter import SeenCache, TrapGuard, UrlRules, make_seen
-from urllist import MemoryFrontier, QueuedUrl
+from urllist import HostFrontier, QueuedUrl
 from urllist.journal import QueueJournal, Replay, replay
 
 NO_VERDICT = ContentVerdict(None, None, None)
 POLL_SECONDS = 0.25  # how often the loop looks at stop requests while waiting
 PROGRESS_SECONDS = 0.2  # a progress display is updated at most this often
 MAX_IN_FLIGHT_PER_WORKER = 4  # fetched pages waiting for a parser, per fetch thread, at most
+# Pages of the next level fetched while the open one is still being
+# processed (parked until it closes), per fetch thread, at most: enough
+# for 150 hosts at one page per 0.5 s to cross a level barrier unstalled
+# (tests/test_host_frontier.py), and a bounded memory (a parked page holds
+# its body until it is recorded).
+AHEAD_PER_WORKER = 32
 
 
 @dataclass(frozen=True)
@@ -99,9 +106,14 @@ class Crawl:
                               error_rate=config.bloom_error)
         if config.seen_cache:
             self.seen = SeenCache(self.seen, config.seen_cache)
-        self.frontier = MemoryFrontier()
         self.store = PageStore(config.out, append=resume)   # first: a bad --out fails before any lookup
-        self.fetcher = fetcher or Fetcher(_fetch_config(config), redirect_check=self._redirect_check)
+        # One politeness state, asked by the frontier (who is ready?) and obeyed by GetPage.
+        self._gate = getattr(fetcher, "gate", None) or PolitenessGate(config.delay, config.per_host)
+        self.fetcher = fetcher or Fetcher(_fetch_config(config), redirect_check=self._redirect_check,
+                                          gate=self._gate)
+        self._scheduled = isinstance(self.fetcher, Fetcher)
+        self.frontier = HostFrontier(host_key, self._gate,
+                                     max_ahead=AHEAD_PER_WORKER * config.workers)
         self.digester = Digester(config.out, self.rules, config.extractor, config.fold_www,
                                  config.drop_query, config.drop_params, config.text_mode,
                                  near=config.content_dedup == "near",
@@ -122,6 +134,9 @@ class Crawl:
         self._seen_lock = threading.Lock()
         self._worker = threading.local()
         self._handed_out = 0
+        self._fetching = 0             # URLs in fetch threads
+        self._resume: dict = {}        # id -> Continuation of a fetch that goes on later
+        self._parked: list[tuple[QueuedUrl, Visit]] = []   # fetched ahead of their level
         self._levels_closed = 0
         self._children_before: Counter[int] = Counter()  # queued by a page fetched again after a kill
         self.restored = Restored()     # what earlier runs of a resumed crawl had done
@@ -171,21 +186,41 @@ class Crawl:
 
     def _loop(self, fetchers: ThreadPoolExecutor) -> None:
         """The paper's flow chart: hand out URLs, fetch, digest, record, until done."""
-        while True:
+        while not self._over():
             for item in self._next_batch(self._in_flight):
                 self._track(fetchers.submit(self._visit, item), item)
-            if not self._in_flight:
-                return
             self._report_progress()
-            for future in _finished(self._done, POLL_SECONDS):
+            for future in _finished(self._done, self._wait_seconds()):
                 item, visit = self._in_flight.pop(future)
-                visit = self._collect(future, visit)
+                visit = self._collect(item, future, visit)
                 if visit is None:
-                    continue   # left uncommitted: --resume fetches it
+                    continue   # left uncommitted (--resume fetches it), or handed out again later
                 if visit.needs_digest:
                     self._digest(item, visit)
                 else:
-                    self._record(item, visit)
+                    self._process(item, visit)
+
+    def _over(self) -> bool:
+        """Stopping: once the requests already sent are in. Otherwise: once every
+        queued URL is processed (not when nothing is in flight: every host
+        may just be waiting out its delay)."""
+        if self.stop_reason:
+            return not self._in_flight
+        if self.frontier.exhausted() and not self._in_flight:
+            return True
+        if not self._in_flight and self.frontier.next_ready(self._gate.clock()) is None:
+            raise RuntimeError("the frontier holds URLs that no host will ever be ready for")
+        return False
+
+    def _wait_seconds(self) -> float:
+        """How long the loop may wait for a finished future: until the next host
+        is ready, if a fetch thread is free to take it."""
+        if self._fetching >= self.config.workers or self.stop_reason:
+            return POLL_SECONDS
+        ready = self.frontier.next_ready(self._gate.clock())
+        if ready is None:
+            return POLL_SECONDS
+        return min(POLL_SECONDS, max(0.0, ready - self._gate.clock()))
 
     def _track(self, future: Future, item: QueuedUrl, visit: Visit | None = None) -> None:
         """Remember what a future stands for; it reports itself on the done-queue.
@@ -205,7 +240,7 @@ class Crawl:
     # -- steps of the loop ------------------------------------------------
     def _next_batch(self, in_flight: dict) -> list[QueuedUrl]:
         limits = self.config
-        fetching = sum(1 for _, visit in in_flight.values() if visit is None)   # <= 4 x workers
+        fetching = self._fetching
         if len(in_flight) >= MAX_IN_FLIGHT_PER_WORKER * limits.workers:
             return []   # parsers are behind: bodies would pile up in memory
         if limits.max_seconds and time.monotonic() - self._started >= limits.max_seconds:
@@ -218,15 +253,25 @@ class Crawl:
         n = limits.workers - fetching
         if limits.max_pages:
             n = min(n, limits.max_pages - self._handed_out)
-        batch = self.frontier.pop(n)
+        batch = self.frontier.pop(n, self._gate.clock())
         self._handed_out += len(batch)
+        self._fetching += len(batch)
         return batch
 
     def _visit(self, item: QueuedUrl) -> Visit:
-        """Runs in a fetch thread: GetPage (and the digest too, without parser processes)."""
+        """Runs in a fetch thread: GetPage (and the digest too, without parser
+        processes). The frontier reserved a request slot on the URL's host
+        (or its continuation's) for it, so it never waits for the host."""
         fetched_at = utc_now()
         self._worker.item_id = item.id   # for _redirect_check, which GetPage calls in this thread
-        result = self.fetcher.fetch(item.url)
+        resume = self._resume.get(item.id)
+        if self._scheduled:
+            result = self.fetcher.fetch(item.url, reserved=True, resume=resume)
+        else:   # a fetcher that knows no gate (tests): the slot is given back here
+            try:
+                result = self.fetcher.fetch(item.url)
+            finally:
+                self._gate.release(host_key(item.url))
         visit = Visit(result, fetched_at)
         if visit.needs_digest and self.parsers is None:
             visit = replace(visit, digest=self.digester(self._job(item, visit)))
@@ -241,12 +286,22 @@ class Crawl:
             if cancel is not None:
                 cancel()
 
-    def _collect(self, future: Future, visit: Visit | None) -> Visit | None:
+    def _collect(self, item: QueuedUrl, future: Future, visit: Visit | None) -> Visit | None:
         """The Visit a finished future stands for: a fetch, or the digest of
         one; None for a URL to leave uncommitted (never sent, or its parser
-        process died), so that --resume fetches it."""
+        process died), so that --resume fetches it, or to hand out again
+        (a fetch that goes on later: a retry, a redirect to another host)."""
         if visit is None:
+            self._fetching -= 1
             visit = future.result()
+            pending = visit.result.pending
+            if pending is not None:
+                self._resume[item.id] = pending
+                self._handed_out -= 1
+                self.frontier.requeue(item, host_key(pending.url), pending.not_before)
+                return None
+            self._resume.pop(item.id, None)
+            self.frontier.fetched(item)
             return None if visit.result.cancelled else visit
         try:
             digest = future.result()
@@ -256,6 +311,19 @@ class Crawl:
         except Exception as exc:   # the digest itself failed on this page: record, go on
             digest = Digest(error=f"parse: {type(exc).__name__}: {exc}")
         return replace(visit, digest=digest)
+
+    def _process(self, item: QueuedUrl, visit: Visit) -> None:
+        """Record a page, or park it when it was fetched ahead of its level:
+        its children's level is known only once the open level closes."""
+        if item.level > self.frontier.current_level:
+            self._parked.append((item, visit))
+            return
+        self._record(item, visit)
+        while self._parked and self._parked[0][0].level <= self.frontier.current_level:
+            ready = [(i, v) for i, v in self._parked if i.level <= self.frontier.current_level]
+            self._parked = [(i, v) for i, v in self._parked if i.level > self.frontier.current_level]
+            for parked_item, parked_visit in sorted(ready, key=lambda pair: pair[0].id):
+                self._record(parked_item, parked_visit)
 
     def _digest(self, item: QueuedUrl, visit: Visit) -> None:
         try:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import http.client
 import random
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -57,7 +58,7 @@ from .addresses import (
 )
 from .charset import decode_html
 from .politeness import Cancelled, PolitenessGate, host_key
-from .result import Exchange, FetchResult, SentRequest
+from .result import Continuation, Exchange, FetchResult, SentRequest
 from .retry import backoff_wait, is_transient, retry_after
 from .robots import (
     MAX_ROBOTS_BYTES,
@@ -116,6 +117,38 @@ class FetchConfig:
                              f"choose from {', '.join(ADDRESS_CATEGORIES)}")
 
 
+class _NotNow(Exception):
+    """A scheduled fetch cannot start its next request now (see Fetcher.fetch)."""
+
+    def __init__(self, not_before: float | None = None, attempts: int | None = None,
+                 continuation: Continuation | None = None) -> None:
+        super().__init__()
+        self.not_before = not_before
+        self.attempts = attempts
+        self.continuation = continuation
+
+
+@dataclass
+class _Slots:
+    """The request slots of one scheduled fetch (one thread): the host whose
+    slot the scheduler reserved, until a request uses it; may_wait while
+    robots.txt retries are allowed to wait at the gate."""
+
+    reserved: str | None
+    may_wait: bool = False
+
+
+class _ThreadState(threading.local):
+    slots: _Slots | None = None   # the scheduled fetch this thread is in, if any
+
+
+def _host_or_none(url: str) -> str | None:
+    try:
+        return host_key(url)
+    except ValueError:
+        return None
+
+
 class _Failure(Exception):
     """Carries an error value out of the body-reading code to ``_hop``."""
 
@@ -157,6 +190,7 @@ class Fetcher:
         resolve: Resolver = resolve_host,
         classify: Classifier = address_category,
         rng: random.Random | None = None,
+        gate: PolitenessGate | None = None,
     ) -> None:
         self._config = config
         self._redirect_check = redirect_check
@@ -167,10 +201,12 @@ class Fetcher:
         self._transport = Transport(config.user_agent, config.per_host, guard, config.timeout,
                                     record=config.record_exchanges)
         self._session = self._transport.session  # owns the connection pools
-        self._gate = PolitenessGate(config.delay, config.per_host, clock=clock, sleep=sleep)
+        self._gate = gate or PolitenessGate(config.delay, config.per_host, clock=clock, sleep=sleep)
         self._robots = RobotsCache(self._load_robots)
+        self._local = _ThreadState()
 
-    def fetch(self, url: str) -> FetchResult:
+    def fetch(self, url: str, *, reserved: bool = False,
+              resume: Continuation | None = None) -> FetchResult:
         """Fetch ``url``; never raises for network, HTTP or robots failures.
 
         Failures are in ``error`` as "kind: detail", kind one of robots,
@@ -185,16 +221,41 @@ class Fetcher:
         After ``cancel_waiting()``, a fetch that had not sent its request
         yet (or was waiting to retry) comes back ``cancelled``, with nothing
         else in it: the caller should treat the URL as never handed out.
+
+        ``reserved=True`` is how a scheduler calls it: the caller already
+        holds a request slot on the host of ``url`` (or of ``resume.url``),
+        taken with the gate's ``try_start``, and the fetch never waits.
+        Where it would have to (another request to a host that is not ready:
+        a redirect hop, the page after its robots.txt, a retry after its
+        backoff) it stops and comes back ``pending``: a Continuation saying
+        where it goes on and not before when; call ``fetch(url,
+        reserved=True, resume=pending)`` once that host is ready again.
         """
         started = time.perf_counter()
+        resume_host = host_key(resume.url) if resume else None
+        slots = _Slots(reserved=(resume_host or _host_or_none(url)) if reserved else None)
+        self._local.slots = slots if reserved else None
         try:
-            hop, redirects, refusal, exchanges = self._follow(url)
+            hop, redirects, refusal, exchanges = self._follow(url, resume)
         except Cancelled:
             return FetchResult(url=url, final_url="", cancelled=True,
                                error="cancelled: the crawl stopped before the request was sent")
+        except _NotNow as wait:
+            return FetchResult(url=url, final_url="", pending=replace(
+                wait.continuation, elapsed_ms=(resume.elapsed_ms if resume else 0.0)
+                + (time.perf_counter() - started) * 1000))
+        finally:
+            self._local.slots = None
+            if slots.reserved is not None:   # the reservation was not needed after all
+                self._gate.release(slots.reserved)
+        elapsed = (resume.elapsed_ms if resume else 0.0) + (time.perf_counter() - started) * 1000
         return replace(hop.result, url=url, redirects=redirects, attempts=hop.attempts,
-                       error=refusal or hop.result.error, exchanges=exchanges,
-                       elapsed_ms=(time.perf_counter() - started) * 1000)
+                       error=refusal or hop.result.error, exchanges=exchanges, elapsed_ms=elapsed)
+
+    @property
+    def gate(self) -> PolitenessGate:
+        """The politeness state this Fetcher obeys (a scheduler reads it too)."""
+        return self._gate
 
     def robots_delay(self, url: str) -> float | None:
         """Crawl-delay in seconds for ``url``'s origin, None if none.
@@ -223,18 +284,32 @@ class Fetcher:
 
     # -- one fetch: the redirect chain ------------------------------------
 
-    def _follow(self, url: str) -> tuple[_Hop, tuple[str, ...], str, tuple[Exchange, ...]]:
+    def _follow(self, url: str, resume: Continuation | None = None
+                ) -> tuple[_Hop, tuple[str, ...], str, tuple[Exchange, ...]]:
         """The last hop, the URLs visited before it, why its redirect was
-        refused ("" when it was not a redirect), and the exchanges recorded."""
-        if reason := _invalid_reason(url):
-            return _Hop(FetchResult(url=url, final_url="", error=f"invalid: {reason}")), (), "", ()
-        current = urldefrag(url).url if "#" in url else url
-        if denial := self._robots_denial(current):
-            return _Hop(FetchResult(url=url, final_url="", error=denial)), (), "", ()
-        visited: list[str] = []
-        exchanges: list[Exchange] = []
+        refused ("" when it was not a redirect), and the exchanges recorded.
+        Raises _NotNow (scheduled fetches) with where to go on."""
+        if resume is None:
+            if reason := _invalid_reason(url):
+                return _Hop(FetchResult(url=url, final_url="", error=f"invalid: {reason}")), (), "", ()
+            current, visited, exchanges = (urldefrag(url).url if "#" in url else url), [], []
+            last, attempt = None, 1
+        else:
+            current, visited, exchanges = resume.url, list(resume.visited), list(resume.exchanges)
+            last, attempt = resume.last_hop, resume.attempts
         while True:
-            hop = self._hop(current)
+            try:
+                if denial := self._robots_denial(current):
+                    if last is None:
+                        return _Hop(FetchResult(url=url, final_url="", error=denial)), (), "", ()
+                    return last, tuple(visited[:-1]), f"{denial} {current}", tuple(exchanges)
+                hop = self._retrying(current, self._request, attempt)
+            except _NotNow as wait:
+                raise _NotNow(continuation=Continuation(
+                    url=current, not_before=wait.not_before, visited=tuple(visited),
+                    exchanges=tuple(exchanges), attempts=wait.attempts or attempt,
+                    last_hop=last)) from None
+            attempt = 1
             if hop.exchange is not None:
                 exchanges.append(hop.exchange)
             if hop.location is None:
@@ -243,10 +318,11 @@ class Fetcher:
             if refusal := self._refuse_redirect(current, target, visited):
                 return hop, tuple(visited), refusal, tuple(exchanges)
             visited.append(current)
-            current = target
+            current, last = target, hop
 
     def _refuse_redirect(self, current: str, target: str, visited: list[str]) -> str:
-        """Why the redirect from ``current`` to ``target`` is not followed, or ""."""
+        """Why the redirect from ``current`` to ``target`` is not followed, or ""
+        (robots.txt is asked at the top of the next hop)."""
         if _invalid_reason(target):
             return f"redirect: invalid location {target}"
         if target == current or target in visited:
@@ -255,15 +331,19 @@ class Fetcher:
             return f"redirect: too many redirects (>{self._config.max_redirects})"
         if self._redirect_check and (reason := self._redirect_check(target)):
             return f"redirect: {reason} {target}"
-        if denial := self._robots_denial(target):
-            return f"{denial} {target}"
         return ""
 
     def _robots_denial(self, url: str) -> str:
         """The robots error for ``url``, or "" if it may be fetched."""
         if not self._config.obey_robots:
             return ""
-        rules = self._robots.rules(origin_of(url))
+        origin = origin_of(url)
+        slots = self._local.slots
+        if slots is not None and not self._robots.known(origin) and slots.reserved != host_key(url):
+            # Loading it is a request to that host, which this fetch holds no
+            # slot on: go on once the scheduler reserves one.
+            raise _NotNow()
+        rules = self._robots.rules(origin)
         if rules.allows(url):
             return ""
         if rules.source == "blocked":
@@ -275,13 +355,10 @@ class Fetcher:
 
     # -- one URL: a request and its retries ----------------------------------
 
-    def _hop(self, url: str) -> _Hop:
-        """GET ``url`` (one hop of a redirect chain), with retries."""
-        return self._retrying(url, self._request)
-
-    def _retrying(self, url: str, request: Callable[[str], _Hop]) -> _Hop:
-        """``request(url)``, repeated while it fails transiently and retries are left."""
-        hop, attempt = request(url), 1
+    def _retrying(self, url: str, request: Callable[[str], _Hop], attempt: int = 1) -> _Hop:
+        """``request(url)``, repeated while it fails transiently and retries are
+        left; ``attempt`` is the number of the first request (a resumed retry)."""
+        hop = request(url)
         while attempt <= self._config.retries and is_transient(hop.result.error, hop.result.status):
             asked = retry_after(hop.result.status, hop.result.headers, time.time())
             if asked is not None and asked > self._config.max_retry_after:
@@ -293,17 +370,38 @@ class Fetcher:
         return hop if attempt == 1 else replace(hop, attempts=attempt)
 
     def _pause(self, url: str, attempt: int, asked: float | None) -> None:
+        """Wait before retry ``attempt + 1``; a scheduled fetch instead goes
+        back to the scheduler with "not before" that time (_NotNow)."""
+        wait = None
         if asked is None:
-            self._gate.wait(backoff_wait(attempt, self._config.retry_backoff, self._rng))
+            wait = backoff_wait(attempt, self._config.retry_backoff, self._rng)
         else:
             # The server spoke for the whole host: hold every request to it,
             # this retry included, at the politeness gate.
             self._gate.hold_off(host_key(url), asked)
+        slots = self._local.slots
+        if slots is not None and not slots.may_wait:
+            not_before = None if wait is None else self._gate.clock() + wait
+            raise _NotNow(not_before=not_before, attempts=attempt + 1)
+        if wait is not None:
+            self._gate.wait(wait)
+
+    def _take_slot(self, host: str) -> None:
+        """A request slot on ``host``: the one the scheduler reserved, or the
+        gate's (blocking, outside a scheduled fetch), or _NotNow."""
+        slots = self._local.slots
+        if slots is not None and slots.reserved == host:
+            slots.reserved = None
+            self._gate.started(host)
+        elif slots is None or slots.may_wait:
+            self._gate.acquire(host)
+        elif not self._gate.try_start(host):
+            raise _NotNow()
 
     def _request(self, url: str) -> _Hop:
         """One politeness-gated GET of ``url``, its body read if it is HTML."""
         host = host_key(url)
-        self._gate.acquire(host)
+        self._take_slot(host)
         try:
             deadline = time.monotonic() + self._config.timeout
             try:
@@ -446,6 +544,21 @@ class Fetcher:
         return rules
 
     def _robots_rules(self, url: str) -> RobotsRules:
+        """In a scheduled fetch the first request uses the reservation; its
+        retries and redirects wait at the gate in this thread. That is rare
+        (a failing robots.txt, once per origin and crawl) and bounded by
+        --retries, while scheduling them would need the load's state kept
+        across fetches."""
+        slots = self._local.slots
+        if slots is not None:
+            slots.may_wait = True
+        try:
+            return self._robots_rules_loaded(url)
+        finally:
+            if slots is not None:
+                slots.may_wait = False
+
+    def _robots_rules_loaded(self, url: str) -> RobotsRules:
         for redirects in range(MAX_ROBOTS_REDIRECTS + 1):
             hop = self._retrying(url, self._robots_request)
             kind = _kind(hop.result.error)
@@ -467,7 +580,9 @@ class Fetcher:
         """One politeness-gated GET of a robots.txt: its status, the first
         500 KiB of a 2xx body, and where a redirect points; or the error that
         kept an answer from coming."""
-        with self._gate.hold(host_key(url)):
+        host = host_key(url)
+        self._take_slot(host)
+        try:
             deadline = time.monotonic() + self._config.timeout
             try:
                 response = self._transport.get(url)
@@ -482,6 +597,8 @@ class Fetcher:
                 return _Hop(FetchResult(url=url, final_url=url, error=self._describe(exc)))
             except _Failure as failure:
                 return _Hop(FetchResult(url=url, final_url=url, error=failure.error))
+        finally:
+            self._gate.release(host)
 
     def _robots_answer(self, url: str, response: urllib3.BaseHTTPResponse, deadline: float) -> _Hop:
         result = _response_result(url, response)

@@ -99,6 +99,50 @@ class PolitenessGate:
             # bookkeeping, go on; then compete for the slot again.
             self.wait(wait)
 
+    def ready_at(self, host: str) -> float:
+        """When ``host`` may start its next request, on this gate's clock:
+        the later of its interval and any hold-off; ``inf`` while its slots
+        are all in flight (the time is known only once one is released).
+        Never blocks: this is what a scheduler asks."""
+        with self._lock:
+            state = self._hosts.get(host)
+            if state is None:
+                return float("-inf")
+            return self._ready_at(state)
+
+    def try_start(self, host: str, now: float | None = None) -> bool:
+        """Take one of ``host``'s slots if it may start now (the request then
+        counts as started, and must be ``release``d); False, taking nothing,
+        if not. Never blocks."""
+        with self._lock:
+            state = self._state(host)
+            now = self._clock() if now is None else now
+            if self._cancelled.is_set() or self._ready_at(state) > now:
+                return False
+            state.in_flight += 1
+            state.last_start = now
+            return True
+
+    def started(self, host: str) -> None:
+        """The request on a slot taken earlier (``try_start``) is being sent
+        now: the interval counts from here, so the time between the
+        reservation and the send (a thread waking, a connection opening) is
+        not taken off the next request's wait."""
+        with self._lock:
+            state = self._state(host)
+            state.last_start = max(state.last_start or float("-inf"), self._clock())
+
+    def clock(self) -> float:
+        return self._clock()
+
+    def _ready_at(self, state: _Host) -> float:
+        if state.in_flight >= self._per_host:
+            return float("inf")
+        ready = state.not_before
+        if state.last_start is not None:
+            ready = max(ready, state.last_start + state.interval)
+        return ready
+
     def wait(self, seconds: float) -> None:
         """Sleep ``seconds`` (a retry's backoff too); ``Cancelled`` if the
         gate is, or gets, cancelled."""
@@ -169,9 +213,7 @@ class PolitenessGate:
             if self._cancelled.is_set():
                 raise Cancelled()
             now = self._clock()
-            ready = state.not_before
-            if state.last_start is not None:
-                ready = max(ready, state.last_start + state.interval)
+            ready = self._ready_at(state)
             if ready > now:
                 return ready - now
             state.in_flight += 1

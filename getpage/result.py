@@ -30,6 +30,9 @@ class FetchResult:
     # The crawl stopped while this fetch waited for its host: no request
     # was sent for it (any redirect hops before are forgotten).
     cancelled: bool = False
+    # A scheduled fetch (Fetcher.fetch(reserved=True)) that is not finished:
+    # where it goes on, and not before when. Nothing else in it is final.
+    pending: Continuation | None = None
 
     @property
     def ok(self) -> bool:
@@ -77,3 +80,22 @@ class Exchange:
     headers: tuple[tuple[str, str], ...]  # as received: raw names, order and duplicates kept
     payload: bytes = b""
     truncated: str = ""
+
+
+@dataclass(frozen=True)
+class Continuation:
+    """Where an unfinished scheduled fetch goes on (see Fetcher.fetch).
+
+    ``url`` is its next request: the page itself (after its robots.txt, or
+    to retry it), or a redirect target, whose host the scheduler must
+    reserve next. ``not_before`` is on the politeness gate's clock (None: as
+    soon as that host is ready). The rest is the chain so far, carried back
+    in on resume: opaque to the scheduler."""
+
+    url: str
+    not_before: float | None = None
+    visited: tuple[str, ...] = ()
+    exchanges: tuple[Exchange, ...] = ()
+    attempts: int = 1               # the number of the next request for ``url``
+    last_hop: object = None         # the redirect response that led to ``url``
+    elapsed_ms: float = 0.0         # time spent in the fetch so far

@@ -192,6 +192,10 @@ class RobotsCache:
         # is atomic; an origin is added only once its rules are final.
         self._loaded: dict[str, RobotsRules] = {}
 
+    def known(self, origin: str) -> bool:
+        """True once origin's rules are loaded: asking costs no request."""
+        return origin in self._loaded
+
     def rules(self, origin: str) -> RobotsRules:
         loaded = self._loaded.get(origin)
         if loaded is not None:

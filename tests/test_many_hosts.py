@@ -1,0 +1,137 @@
+"""Many hosts with a delay, over real sockets: each site on its own loopback
+address (127.0.0.x), every root a seed. The scheduler must keep every host's
+requests at least the delay apart as the servers saw them, keep levels
+exact, and survive a kill and --resume."""
+import csv
+import signal
+import subprocess
+import sys
+import time
+from collections import deque
+from contextlib import ExitStack
+
+import pytest
+
+from controller.config import CrawlConfig
+from controller.crawl import Crawl
+from demosite import Response
+from demosite.server import serve
+
+# The crawler's clock counts a request from when it is sent, the server's
+# from when its headers arrive: the first request to a host also opens the
+# connection (address check, connect) first, so the first gap as the server
+# sees it can be that much shorter. The issue's bar: 0.9 x delay. The
+# crawler's own clock is held to the exact delay in test_host_frontier.py.
+SERVER_SIDE = 0.9
+SITES = [(12, 2), (20, 3), (7, 6), (15, 4), (9, 2), (5, 3)]   # (pages, branching)
+
+
+def site(pages, branching, others):
+    """A tree of `pages` pages; every page links to its children, home, and
+    the other sites' roots."""
+    def answer(request):
+        if request.path == "/robots.txt":
+            return Response(404, {"Content-Type": "text/plain"}, b"")
+        if request.path.startswith("/p/") and request.path.endswith(".html"):
+            i = int(request.path[3:-5])
+            if i < pages:
+                kids = range(branching * i + 1, min(branching * i + branching + 1, pages))
+                links = [f"/p/{c}.html" for c in kids] + ["/p/0.html"] + list(others)
+                body = "".join(f'<a href="{href}">x</a>' for href in links)
+                title = f"site of {pages} pages, page {i}"   # distinct text: no content duplicates
+                return Response(200, {"Content-Type": "text/html; charset=utf-8"},
+                                f"<html><title>{title}</title><body><h1>{title}</h1>{body}</body></html>".encode())
+        return Response(404, {"Content-Type": "text/plain"}, b"")
+    return answer
+
+
+@pytest.fixture(scope="module")
+def hosts():
+    addresses = [f"127.0.0.{20 + k}" for k in range(len(SITES))]
+    with ExitStack() as stack:
+        # Bind each site first with a placeholder to learn its port, then serve.
+        roots, logs = [], []
+        handlers = {}
+
+        def dispatch(address):
+            return lambda request: handlers[address](request)
+
+        for address in addresses:
+            base, log = stack.enter_context(serve(dispatch(address), host=address))
+            roots.append(base + "p/0.html")
+            logs.append(log)
+        for k, (address, (pages, branching)) in enumerate(zip(addresses, SITES)):
+            others = [root for j, root in enumerate(roots) if j != k]
+            handlers[address] = site(pages, branching, others)
+        yield roots, logs
+
+
+def truth(roots):
+    """URL -> BFS level, walking the same link rules the sites serve."""
+    levels = {root: 0 for root in roots}
+    todo = deque(roots)
+    while todo:
+        url = todo.popleft()
+        base, number = url.rsplit("/p/", 1)
+        k = roots.index(base + "/p/0.html")
+        pages, branching = SITES[k]
+        i = int(number[:-5])
+        kids = range(branching * i + 1, min(branching * i + branching + 1, pages))
+        for link in [f"{base}/p/{c}.html" for c in kids] + [roots[k]] + roots:
+            if link not in levels:
+                levels[link] = levels[url] + 1
+                todo.append(link)
+    return levels
+
+
+def rows_of(out):
+    with open(out / "index.csv", newline="", encoding="utf-8") as f:
+        return [r for r in csv.DictReader(f) if r.get("title") is not None]
+
+
+def gaps_per_host(logs):
+    found = []
+    for log in logs:
+        times = sorted(r.time for r in log.snapshot())
+        found.append([b - a for a, b in zip(times, times[1:])])
+    return found
+
+
+@pytest.mark.parametrize("delay, workers", [(0.15, 8), (0.25, 3)])
+def test_every_host_is_asked_at_most_once_per_delay_and_levels_are_exact(hosts, tmp_path,
+                                                                         delay, workers):
+    roots, logs = hosts
+    for log in logs:
+        log.clear()
+    out = tmp_path / "out"
+    stats = Crawl(CrawlConfig(seeds=tuple(roots), out=out, delay=delay, workers=workers,
+                              max_depth=0, max_pages=0, progress=False)).run()
+    rows = rows_of(out)
+    assert {r["url"]: int(r["level"]) for r in rows} == truth(roots)
+    assert stats["errors"] == 0 and stats["urls"] == sum(pages for pages, _ in SITES)
+    for gaps in gaps_per_host(logs):   # robots.txt first, then one page at a time
+        assert min(gaps) >= SERVER_SIDE * delay
+    paths = [r.path for log in logs for r in log.snapshot()]
+    assert len(paths) == len(set((id(log), r.path) for log in logs for r in log.snapshot()))
+
+
+def test_kill_and_resume_with_many_hosts_and_a_delay(hosts, tmp_path):
+    roots, logs = hosts
+    out = tmp_path / "out"
+    args = [sys.executable, "-m", "controller", "crawl", *roots, "--out", str(out), "--delay",
+            "0.1", "--max-depth", "0", "--max-pages", "0", "--quiet"]
+    for target in (10, 35):
+        proc = subprocess.Popen(args + (["--resume"] if target != 10 else []),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while (not (out / "index.csv").exists()
+               or (out / "index.csv").read_bytes().count(b"\n") - 1 < target):
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.01)   # polling an observable condition, bounded by the deadline
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    done = subprocess.run(args + ["--resume"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    rows = rows_of(out)
+    assert len(rows) == len({r["url"] for r in rows})
+    assert {r["url"]: int(r["level"]) for r in rows} == truth(roots)

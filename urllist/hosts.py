@@ -1,0 +1,258 @@
+"""URL_List's scheduler: the total queue, split into one queue per host
+(the Frontier protocol of frontier.py).
+
+The total queue and its level flags are the design paper's: every accepted URL is appended once, its position is its id,
+and flags[k] is the queue length when level k was complete. What this adds
+is *which URL goes next*, so that a polite crawl is also a fast one
+(Mercator's back queues):
+
+- Each host has its own FIFO of the URLs not yet handed out, in id order
+  (which is level order). The FIFOs are chains threaded through one array
+  of "next id in the same host", so a host costs two dict entries and a
+  heap entry, not a deque.
+- Hosts with work wait in a heap by the time they may next start a request.
+  That time is not this module's to decide: ``Readiness`` (the politeness
+  state, built by the Controller and shared with GetPage) answers it
+  without blocking. ``pop(n, now)`` takes hosts whose time has come, and
+  *reserves* a request slot on each (``try_start``) before handing out its
+  URL, so the fetch thread never waits for the host. ``next_ready(now)``
+  says how long the loop may sleep.
+- A host whose slots are all in flight is in no heap; ``fetched(item)``
+  (the fetch ended, its slot was released) puts it back.
+- ``requeue(item, host, not_before)`` puts an item back at the head of a
+  host's queue: a retry after a backoff, a fetch that had to load the
+  host's robots.txt first, a redirect that continues on another host.
+
+Why levels stay exact while hosts go at their own pace: a URL of level
+k+1 is only ever queued by a page of level k, after every page of levels
+<= k-1 was processed, so its level is final the moment it is queued. Such
+a URL may therefore be handed out (fetched) while level k is still open;
+only its *processing* (its links queued, its row committed) has to wait
+for level k to close, and that is the Controller's part (it parks the
+page). Level k+2 URLs cannot exist before level k closes, so two levels
+are in the window at most. The window's second level is bounded
+(``max_ahead`` handed out and not yet done), so parked pages stay few.
+Within the window, hosts whose next URL is of the open level go first:
+they are what closes the level.
+"""
+from __future__ import annotations
+
+import heapq
+from array import array
+from collections.abc import Callable, Iterable
+from typing import Protocol
+
+from urllist.queued import QueuedUrl
+
+NONE = -1   # end of a host's chain
+
+
+class Readiness(Protocol):
+    """The politeness state, asked without blocking (getpage.PolitenessGate)."""
+
+    def ready_at(self, host: str) -> float:
+        """When host may start its next request; inf while all its slots are busy."""
+
+    def try_start(self, host: str, now: float) -> bool:
+        """Take one of host's request slots if it may start at now; False takes nothing."""
+
+
+class HostFrontier:
+    """The total queue with level flags, handed out host by host when each host
+    is ready. Not thread-safe: the Controller's loop alone calls it."""
+
+    def __init__(self, host_of: Callable[[str], str], readiness: Readiness,
+                 max_ahead: int = 0) -> None:
+        self._host_of = host_of
+        self._readiness = readiness
+        self._max_ahead = max_ahead
+        self._queue: list[QueuedUrl] = []
+        self._next = array("q")                    # _next[id]: next id of the same host's chain
+        self._head: dict[str, int] = {}            # host -> first id waiting
+        self._tail: dict[str, int] = {}            # host -> last id waiting
+        self._not_before: dict[str, float] = {}    # host -> earliest start of its requeued head
+        self._heaps: dict[int, list[tuple[float, int, str]]] = {}   # level of head -> (time, seq, host)
+        self._scheduled: dict[str, tuple[float, int]] = {}           # host -> its live heap entry
+        self._seq = 0
+        self._reserved: dict[int, str] = {}        # id handed out -> host whose slot it holds
+        self._ahead = 0                            # handed out, of the level after the open one, not done
+        self._flags: list[int] = []
+        self._processed = 0
+        self._done_before: set[int] = set()
+
+    # -- the total queue ------------------------------------------------------
+    @property
+    def next_id(self) -> int:
+        return len(self._queue)
+
+    def __len__(self) -> int:
+        return len(self._queue)
+
+    @property
+    def level_flags(self) -> tuple[int, ...]:
+        return tuple(self._flags)
+
+    @property
+    def current_level(self) -> int:
+        """The open level: the one being processed now."""
+        return max(len(self._flags) - 1, 0)
+
+    @property
+    def finished_levels(self) -> int:
+        return sum(1 for m in self._flags if m <= self._processed) if self._flags else 0
+
+    def push(self, items: Iterable[QueuedUrl]) -> None:
+        for item in items:
+            if item.id != len(self._queue):
+                raise ValueError(f"id {item.id} does not continue the queue at {len(self._queue)}")
+            self._queue.append(item)
+            self._next.append(NONE)
+            self._wait(item, self._host_of(item.url))
+
+    def restore(self, items: Iterable[QueuedUrl], done_ids: set[int]) -> None:
+        """Rebuild after a restart: the whole total queue and the ids processed
+        (levels 0..c-1 and part of c, since commits go in level order)."""
+        if self._queue:
+            raise ValueError("restore() needs an empty frontier")
+        self._done_before = set(done_ids)
+        ends: dict[int, int] = {}
+        for item in items:
+            self._queue.append(item)
+            self._next.append(NONE)
+            ends[item.level] = item.id + 1
+            if item.id not in self._done_before:
+                self._wait(item, self._host_of(item.url))
+        self._processed = len(self._done_before)
+        for level in sorted(ends):
+            self._flags.append(ends[level])
+            if self._processed < ends[level]:
+                break
+
+    # -- handing out ------------------------------------------------------------
+    def pop(self, n: int, now: float) -> list[QueuedUrl]:
+        """Up to n URLs whose host may start now, each with a slot reserved on
+        its host; open-level hosts first, then (within max_ahead) the next level's."""
+        self._close_levels()
+        items: list[QueuedUrl] = []
+        level = self.current_level
+        for k in (level, level + 1):
+            heap = self._heaps.get(k)
+            while len(items) < n and (k == level or self._ahead < self._max_ahead):
+                first = self._first_live(heap)
+                if first is None or first > now:
+                    break
+                item = self._take(heapq.heappop(heap), now)
+                if item is not None:
+                    items.append(item)
+                    self._ahead += item.level > level
+        return items
+
+    def next_ready(self, now: float) -> float | None:
+        """The earliest time a host in the window may start; None when none
+        will without an event (a fetch ending, a level closing)."""
+        self._close_levels()
+        level = self.current_level
+        times = [self._first_live(self._heaps.get(level))]
+        if self._ahead < self._max_ahead:
+            times.append(self._first_live(self._heaps.get(level + 1)))
+        times = [t for t in times if t is not None]
+        return min(times) if times else None
+
+    def fetched(self, item: QueuedUrl) -> None:
+        """The fetch of item ended and its slot was released: its host may be
+        scheduled again."""
+        host = self._reserved.pop(item.id, None)
+        if host is not None:
+            self._schedule(host)
+
+    def requeue(self, item: QueuedUrl, host: str, not_before: float | None = None) -> None:
+        """Hand item out again later, first of host's queue, not before not_before
+        (its slot, if it held one, was released)."""
+        previous = self._reserved.pop(item.id, None)
+        if item.level > self.current_level:
+            self._ahead -= 1
+        head = self._head.get(host, NONE)
+        self._next[item.id] = head
+        self._head[host] = item.id
+        if head == NONE:
+            self._tail[host] = item.id
+        if not_before is not None:
+            self._not_before[host] = max(not_before, self._not_before.get(host, not_before))
+        self._scheduled.pop(host, None)   # its head changed: schedule it anew
+        self._schedule(host)
+        if previous is not None and previous != host:
+            self._schedule(previous)
+
+    def done(self, item: QueuedUrl) -> None:
+        """item is fully processed: its children were pushed before this call."""
+        self._processed += 1
+        if item.level > self.current_level:
+            self._ahead -= 1
+        self._close_levels()
+
+    def exhausted(self) -> bool:
+        """Every queued URL handed out and processed."""
+        return self._processed == len(self._queue)
+
+    # -- inside -------------------------------------------------------------------
+    def _wait(self, item: QueuedUrl, host: str) -> None:
+        """Append item to host's chain (and schedule the host if it was idle)."""
+        tail = self._tail.get(host, NONE)
+        if tail == NONE:
+            self._head[host] = item.id
+        else:
+            self._next[tail] = item.id
+        self._tail[host] = item.id
+        if tail == NONE:
+            self._schedule(host)
+
+    def _schedule(self, host: str) -> None:
+        """Put host in the heap of its head's level at the time it may start;
+        nowhere when it has nothing waiting or all its slots are busy."""
+        head = self._head.get(host, NONE)
+        if head == NONE or host in self._scheduled:
+            return
+        ready = max(self._readiness.ready_at(host), self._not_before.get(host, float("-inf")))
+        if ready == float("inf"):
+            return   # fetched() or requeue() brings it back
+        self._seq += 1
+        self._scheduled[host] = (ready, self._seq)
+        heapq.heappush(self._heaps.setdefault(self._queue[head].level, []), (ready, self._seq, host))
+
+    def _take(self, entry: tuple[float, int, str], now: float) -> QueuedUrl | None:
+        """The head URL of the entry's host, with a slot reserved; None if the
+        entry is stale or the host turns out not to be ready."""
+        ready, seq, host = entry
+        if self._scheduled.get(host) != (ready, seq):
+            return None
+        del self._scheduled[host]
+        if not self._readiness.try_start(host, now):
+            self._schedule(host)   # its state moved on (a hold-off): ask again
+            return None
+        head = self._head[host]
+        following = self._next[head]
+        if following == NONE:
+            del self._head[host], self._tail[host]
+        else:
+            self._head[host] = following
+        self._not_before.pop(host, None)
+        self._reserved[head] = host
+        self._schedule(host)   # per-host > 1: it may have another slot
+        return self._queue[head]
+
+    def _first_live(self, heap: list | None) -> float | None:
+        """The time of the heap's first live entry (stale ones are dropped)."""
+        while heap and self._scheduled.get(heap[0][2]) != heap[0][:2]:
+            heapq.heappop(heap)
+        return heap[0][0] if heap else None
+
+    def _close_levels(self) -> None:
+        # The design paper's rule: the first flag once seeds exist, each later one
+        # when the level before it is completely processed.
+        if not self._flags:
+            if self._queue:
+                self._flags.append(len(self._queue))
+            return
+        while self._processed == self._flags[-1] and len(self._queue) > self._flags[-1]:
+            self._flags.append(len(self._queue))
+            self._ahead = 0   # what was fetched ahead belongs to the open level now
