@@ -187,18 +187,24 @@ class Crawl:
     def _loop(self, fetchers: ThreadPoolExecutor) -> None:
         """The paper's flow chart: hand out URLs, fetch, digest, record, until done."""
         while not self._over():
-            for item in self._next_batch(self._in_flight):
-                self._track(fetchers.submit(self._visit, item), item)
+            self._hand_out(fetchers)
             self._report_progress()
             for future in _finished(self._done, self._wait_seconds()):
                 item, visit = self._in_flight.pop(future)
+                fetch_ended = visit is None
                 visit = self._collect(item, future, visit)
+                if fetch_ended:
+                    self._hand_out(fetchers)   # its host may go on now: before any recording
                 if visit is None:
                     continue   # left uncommitted (--resume fetches it), or handed out again later
                 if visit.needs_digest:
                     self._digest(item, visit)
                 else:
                     self._process(item, visit)
+
+    def _hand_out(self, fetchers: ThreadPoolExecutor) -> None:
+        for item in self._next_batch(self._in_flight):
+            self._track(fetchers.submit(self._visit, item), item)
 
     def _over(self) -> bool:
         """Stopping: once the requests already sent are in. Otherwise: once every
@@ -215,8 +221,9 @@ class Crawl:
     def _wait_seconds(self) -> float:
         """How long the loop may wait for a finished future: until the next host
         is ready, if a fetch thread is free to take it."""
-        if self._fetching >= self.config.workers or self.stop_reason:
-            return POLL_SECONDS
+        if (self._fetching >= self.config.workers or self.stop_reason
+                or len(self._in_flight) >= MAX_IN_FLIGHT_PER_WORKER * self.config.workers):
+            return POLL_SECONDS   # nothing could be handed out: wait for a future
         ready = self.frontier.next_ready(self._gate.clock())
         if ready is None:
             return POLL_SECONDS
