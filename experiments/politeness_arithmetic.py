@@ -61,7 +61,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from controller.crawl import AHEAD_PER_WORKER
+from controller.wiring import AHEAD_PER_WORKER
 from getpage.politeness import PolitenessGate
 from report import Column, markdown_table, plotting_available, run_info, write_csv, write_json, write_markdown
 from urllist import HostFrontier, QueuedUrl

@@ -44,6 +44,8 @@ RUNS = (
     Run("compare_text_filters.py", ("--repeat", "1", "--no-trafilatura", "--pgdocs", "{tmp}/no-manual"),
         ("results.csv", "results.md", "run.json")),
     Run("compare_charsets.py", ("--languages", "en"), ("results.csv", "results.md", "run.json")),
+    Run("politeness_arithmetic.py", ("--quick",), ("results.csv", "results.md", "run.json", "zipf_runs.csv",
+        "zipf_targets.csv", "zipf_rate.csv"), ("littles_law.png", "zipf_rate.png")),
 )
 CHECKS = ("check_bfs_coverage.py",)   # reads a crawl and prints PASS or FAIL: no tables, no plots
 
