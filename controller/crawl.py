@@ -29,33 +29,26 @@ from queue import Empty, SimpleQueue
 from dataclasses import dataclass, replace
 
 from controller.config import CrawlConfig
+from controller.speculation import Speculation
 from controller.resume import (JOURNAL_FILE, STATE_DIR, WARC_FILE, PreviousCrawl, load_previous,
                                prepare_out_dir, save_settings, settings_of)
 from controller.stats import build_stats
-from controller.digest import Digest, Digester, DigestJob, DigestPool
+from controller import wiring
+from controller.digest import Digest, DigestJob, DigestPool
 from controller.store import PageStore
 from controller.tally import Snapshot, Tally
 from controller.trace import TraceLog, utc_now
 from controller.extracted import ExtractedWriter, ExtractionTally
-from getpage import (ADDRESS_CATEGORIES, FetchConfig, Fetcher, FetchResult, PolitenessGate,
-                     address_categories, host_key)
-from textfilter.duplicates import ContentSeen, ContentVerdict
-from textfilter.extract import Extraction
+from getpage import Fetcher, FetchResult, host_key
+from textfilter.duplicates import ContentVerdict
 from textfilter.fingerprint import body_md5
-from urlfilter import SeenCache, TrapGuard, UrlRules, make_seen
-from urllist import HostFrontier, QueuedUrl
+from urllist import QueuedUrl
 from urllist.journal import QueueJournal, Replay, replay
 
 NO_VERDICT = ContentVerdict(None, None, None)
 POLL_SECONDS = 0.25  # how often the loop looks at stop requests while waiting
 PROGRESS_SECONDS = 0.2  # a progress display is updated at most this often
 MAX_IN_FLIGHT_PER_WORKER = 4  # fetched pages waiting for a parser, per fetch thread, at most
-# Pages of the next level fetched while the open one is still being
-# processed (parked until it closes), per fetch thread, at most: enough
-# for 150 hosts at one page per 0.5 s to cross a level barrier unstalled
-# (tests/test_host_frontier.py), and a bounded memory (a parked page holds
-# its body until it is recorded).
-AHEAD_PER_WORKER = 32
 
 
 @dataclass(frozen=True)
@@ -98,28 +91,16 @@ class Crawl:
         previous = load_previous(config.out) if resume else None
         self.config = config
         self.resumed = resume
-        self.rules = UrlRules.from_seeds(config.seeds, config.scope, config.include,
-                                         config.exclude, config.max_url_length,
-                                         config.max_path_repeats)
-        self.traps = TrapGuard(config.max_pages_per_host, config.max_query_variants)
-        self.seen = make_seen(config.dedup, capacity=config.bloom_capacity,
-                              error_rate=config.bloom_error)
-        if config.seen_cache:
-            self.seen = SeenCache(self.seen, config.seen_cache)
+        self.rules = wiring.url_rules(config)
+        self.traps = wiring.trap_guard(config)
+        self.seen = wiring.url_seen(config)
         self.store = PageStore(config.out, append=resume)   # first: a bad --out fails before any lookup
-        # One politeness state, asked by the frontier (who is ready?) and obeyed by GetPage.
-        self._gate = getattr(fetcher, "gate", None) or PolitenessGate(config.delay, config.per_host)
-        self.fetcher = fetcher or Fetcher(_fetch_config(config), redirect_check=self._redirect_check,
-                                          gate=self._gate)
+        self._gate = getattr(fetcher, "gate", None) or wiring.politeness(config)
+        self.fetcher = fetcher or wiring.fetcher(config, self._gate, self._redirect_check)
         self._scheduled = isinstance(self.fetcher, Fetcher)
-        self.frontier = HostFrontier(host_key, self._gate,
-                                     max_ahead=AHEAD_PER_WORKER * config.workers)
-        self.digester = Digester(config.out, self.rules, config.extractor, config.fold_www,
-                                 config.drop_query, config.drop_params, config.text_mode,
-                                 near=config.content_dedup == "near",
-                                 extraction=_extraction(config))
-        self.contents = (ContentSeen(config.content_dedup == "near", config.simhash_distance)
-                         if config.content_dedup != "off" else None)
+        self.frontier = wiring.frontier(config, self._gate)
+        self.digester = wiring.digester(config, self.rules)
+        self.contents = wiring.content_seen(config)
         self.in_links: Counter[str] = Counter()   # link target -> pages linking to it
         self._open_content_files(previous)
         self.trace = TraceLog(config.out / "trace.log", append=resume)
@@ -137,6 +118,8 @@ class Crawl:
         self._fetching = 0             # URLs in fetch threads
         self._resume: dict = {}        # id -> Continuation of a fetch that goes on later
         self._parked: list[tuple[QueuedUrl, Visit]] = []   # fetched ahead of their level
+        self._speculation = Speculation(wiring.SPECULATE_PER_WORKER * config.workers)
+        self._adopted: list[tuple[QueuedUrl, Visit]] = []  # queued URLs whose fetch was speculative
         self._levels_closed = 0
         self._children_before: Counter[int] = Counter()  # queued by a page fetched again after a kill
         self.restored = Restored()     # what earlier runs of a resumed crawl had done
@@ -195,12 +178,16 @@ class Crawl:
                 visit = self._collect(item, future, visit)
                 if fetch_ended:
                     self._hand_out(fetchers)   # its host may go on now: before any recording
-                if visit is None:
-                    continue   # left uncommitted (--resume fetches it), or handed out again later
-                if visit.needs_digest:
-                    self._digest(item, visit)
-                else:
-                    self._process(item, visit)
+                if visit is not None:
+                    self._dispatch(item, visit)
+                self._adopt()
+
+    def _dispatch(self, item: QueuedUrl, visit: Visit) -> None:
+        """A fetched page goes to a parser; a digested (or non-HTML) one is processed."""
+        if visit.needs_digest:
+            self._digest(item, visit)
+        else:
+            self._process(item, visit)
 
     def _hand_out(self, fetchers: ThreadPoolExecutor) -> None:
         for item in self._next_batch(self._in_flight):
@@ -261,7 +248,11 @@ class Crawl:
         if limits.max_pages:
             n = min(n, limits.max_pages - self._handed_out)
         batch = self.frontier.pop(n, self._gate.clock())
-        self._handed_out += len(batch)
+        for item in batch:
+            if item.id < 0:
+                self._speculation.handed_out(item)
+            else:
+                self._handed_out += 1
         self._fetching += len(batch)
         return batch
 
@@ -273,7 +264,8 @@ class Crawl:
         self._worker.item_id = item.id   # for _redirect_check, which GetPage calls in this thread
         resume = self._resume.get(item.id)
         if self._scheduled:
-            result = self.fetcher.fetch(item.url, reserved=True, resume=resume)
+            result = self.fetcher.fetch(item.url, reserved=True, resume=resume,
+                                        speculative=item.id < 0)
         else:   # a fetcher that knows no gate (tests): the slot is given back here
             try:
                 result = self.fetcher.fetch(item.url)
@@ -301,6 +293,8 @@ class Crawl:
         if visit is None:
             self._fetching -= 1
             visit = future.result()
+            if item.id < 0:
+                return self._speculated(item, visit)
             pending = visit.result.pending
             if pending is not None:
                 self._resume[item.id] = pending
@@ -317,13 +311,78 @@ class Crawl:
             return None
         except Exception as exc:   # the digest itself failed on this page: record, go on
             digest = Digest(error=f"parse: {type(exc).__name__}: {exc}")
+        if item.id < 0:            # a speculative page's links: speculate further
+            self._offer(digest.links, self.frontier.current_level + 2)
+            return None
         return replace(visit, digest=digest)
+
+    # -- speculative fetch-ahead (controller/speculation.py) -----------------
+    def _offer(self, links, level: int) -> None:
+        """Speculate the links, of a page whose level is at most ``level``,
+        that no page queued yet."""
+        limits = self.config
+        if self.stop_reason or (limits.max_depth and level >= limits.max_depth):
+            return
+        if limits.max_pages and self._handed_out + len(self._speculation) >= limits.max_pages:
+            return
+        with self._seen_lock:
+            fresh = [url for url in links if self._speculation.wants(url) and url not in self.seen
+                     and self.traps.would_admit(url)]
+        for url in fresh:
+            if self._speculation.wants(url):
+                self._speculation.waiting[url] = self.frontier.speculate(url, host_key(url))
+
+    def _speculated(self, item: QueuedUrl, visit: Visit) -> None:
+        """A speculative fetch ended: hand it to its real item, or keep it (and
+        read its links, to speculate one step further)."""
+        self.frontier.fetched(item)
+        if visit.result.cancelled:
+            self._speculation.fetching.pop(item.url, None)
+            return None
+        claim = self._speculation.fetched(item, visit)
+        if claim is not None:
+            self._adopted.append((claim, visit))
+        elif visit.digest is not None:   # --processes 0: read in the fetch thread
+            self._offer(visit.digest.links, self.frontier.current_level + 2)
+        elif visit.needs_digest:
+            self._digest(item, visit)   # links only: a negative id saves no files
+        return None
+
+    def _claim(self, items: list[QueuedUrl]) -> frozenset[int]:
+        """Ids of the URLs just queued whose fetch was speculative (handed
+        over now, or when it ends); withdraw those still waiting."""
+        taken = set()
+        for item in items:
+            state = self._speculation.claim(item)
+            if state == "taken":
+                taken.add(item.id)
+            elif isinstance(state, Visit):
+                taken.add(item.id)
+                self._adopted.append((item, state))
+            elif state is not None:
+                self.frontier.unspeculate(state)
+        return frozenset(taken)
+
+    def _adopt(self) -> None:
+        """Queued URLs whose response a speculative fetch got: on as if fetched now."""
+        while self._adopted:
+            item, visit = self._adopted.pop(0)
+            self._handed_out += 1
+            pending = visit.result.pending
+            if pending is not None:   # a redirect, a retry: the real item goes on from there
+                self._resume[item.id] = pending
+                self._handed_out -= 1
+                self.frontier.requeue(item, host_key(pending.url), pending.not_before)
+            elif not visit.result.cancelled:
+                self._dispatch(item, replace(visit, digest=None))
 
     def _process(self, item: QueuedUrl, visit: Visit) -> None:
         """Record a page, or park it when it was fetched ahead of its level:
         its children's level is known only once the open level closes."""
         if item.level > self.frontier.current_level:
             self._parked.append((item, visit))
+            if visit.digest is not None:
+                self._offer(visit.digest.links, item.level + 1)
             return
         self._record(item, visit)
         while self._parked and self._parked[0][0].level <= self.frontier.current_level:
@@ -333,6 +392,9 @@ class Crawl:
                 self._record(parked_item, parked_visit)
 
     def _digest(self, item: QueuedUrl, visit: Visit) -> None:
+        if self.parsers is None:   # --processes 0: here (a speculative page adopted)
+            self._process(item, replace(visit, digest=self.digester(self._job(item, visit))))
+            return
         try:
             self._track(self.parsers.submit(self._job(item, visit)), item, visit)
         except BrokenProcessPool as exc:
@@ -424,7 +486,7 @@ class Crawl:
                 else:
                     items.append(QueuedUrl(self.frontier.next_id + len(items), url, level, parent_id))
             self.journal.queued(items)
-        self.frontier.push(items)
+        self.frontier.push(items, taken=self._claim(items))
         return items
 
     def _count_beyond_depth(self, urls) -> None:
@@ -504,6 +566,9 @@ class Crawl:
             if self.on_level:
                 self.on_level(k, level)
 
+    def speculation_stats(self) -> dict:
+        return self._speculation.stats()
+
     def stop_detail(self, reason: str) -> str:
         """The stop reason in words, with what the limit left out."""
         if reason == "max-depth":
@@ -542,30 +607,6 @@ def _finished(done: SimpleQueue, timeout: float) -> list[Future]:
             futures.append(done.get_nowait())
         except Empty:
             return futures
-
-
-def _extraction(config: CrawlConfig) -> Extraction | None:
-    if not config.extract:
-        return None
-    return Extraction.from_specs(config.extract, config.extract_exclude, config.extract_from)
-
-
-def _fetch_config(config: CrawlConfig) -> FetchConfig:
-    return FetchConfig(user_agent=config.user_agent, timeout=config.timeout,
-                       max_redirects=config.max_redirects, max_bytes=config.max_bytes,
-                       delay=config.delay, per_host=config.per_host,
-                       obey_robots=config.obey_robots, retries=config.retries,
-                       retry_backoff=config.retry_backoff, max_retry_after=config.max_retry_after,
-                       allowed_addresses=_allowed_addresses(config), record_exchanges=config.warc)
-
-
-def _allowed_addresses(config: CrawlConfig) -> frozenset[str]:
-    """Public addresses, plus the kinds the seeds themselves are on: a crawl of a
-    site on 127.0.0.1 must reach loopback, but a crawl of a public site must
-    never be steered into the user's LAN or a cloud metadata endpoint."""
-    if config.allow_private:
-        return frozenset(ADDRESS_CATEGORIES)
-    return frozenset({"public"}) | address_categories(config.seeds)
 
 
 def _row(item: QueuedUrl, visit: Visit, digest: Digest, new_links: int,

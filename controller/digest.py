@@ -78,6 +78,8 @@ class Digester:
             return Digest(error=f"parse: {type(exc).__name__}: {exc}")
         links, skipped = self.filter_links(parsed.links,
                                            document_base(job.final_url, parsed.base_href))
+        if job.page_id < 0:   # fetched before it was queued: only its links, no files yet
+            return Digest(links=links)
         html_path, text_path = f"pages/{job.page_id}.html", f"text/{job.page_id}.txt"
         (self.out / html_path).write_bytes(job.body)
         (self.out / text_path).write_text(text, encoding="utf-8")

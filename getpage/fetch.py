@@ -205,8 +205,8 @@ class Fetcher:
         self._robots = RobotsCache(self._load_robots)
         self._local = _ThreadState()
 
-    def fetch(self, url: str, *, reserved: bool = False,
-              resume: Continuation | None = None) -> FetchResult:
+    def fetch(self, url: str, *, reserved: bool = False, resume: Continuation | None = None,
+              speculative: bool = False) -> FetchResult:
         """Fetch ``url``; never raises for network, HTTP or robots failures.
 
         Failures are in ``error`` as "kind: detail", kind one of robots,
@@ -230,13 +230,19 @@ class Fetcher:
         backoff) it stops and comes back ``pending``: a Continuation saying
         where it goes on and not before when; call ``fetch(url,
         reserved=True, resume=pending)`` once that host is ready again.
+
+        ``speculative=True`` (with ``reserved``): the URL is not queued yet,
+        so a redirect it meets is not followed, nor is its target checked
+        (``redirect_check``, which marks targets seen): it comes back
+        pending at the target, to be checked and followed if the URL is
+        queued after all.
         """
         started = time.perf_counter()
         resume_host = host_key(resume.url) if resume else None
         slots = _Slots(reserved=(resume_host or _host_or_none(url)) if reserved else None)
         self._local.slots = slots if reserved else None
         try:
-            hop, redirects, refusal, exchanges = self._follow(url, resume)
+            hop, redirects, refusal, exchanges = self._follow(url, resume, speculative)
         except Cancelled:
             return FetchResult(url=url, final_url="", cancelled=True,
                                error="cancelled: the crawl stopped before the request was sent")
@@ -284,7 +290,7 @@ class Fetcher:
 
     # -- one fetch: the redirect chain ------------------------------------
 
-    def _follow(self, url: str, resume: Continuation | None = None
+    def _follow(self, url: str, resume: Continuation | None = None, speculative: bool = False
                 ) -> tuple[_Hop, tuple[str, ...], str, tuple[Exchange, ...]]:
         """The last hop, the URLs visited before it, why its redirect was
         refused ("" when it was not a redirect), and the exchanges recorded.
@@ -297,6 +303,9 @@ class Fetcher:
         else:
             current, visited, exchanges = resume.url, list(resume.visited), list(resume.exchanges)
             last, attempt = resume.last_hop, resume.attempts
+            if resume.unchecked and (refusal := self._refuse_redirect(visited[-1], current,
+                                                                      visited[:-1])):
+                return last, tuple(visited[:-1]), refusal, tuple(exchanges)
         while True:
             try:
                 if denial := self._robots_denial(current):
@@ -315,6 +324,10 @@ class Fetcher:
             if hop.location is None:
                 return hop, tuple(visited), "", tuple(exchanges)
             target = _resolve(current, hop.location)
+            if speculative:
+                raise _NotNow(continuation=Continuation(
+                    url=target, visited=(*visited, current), exchanges=tuple(exchanges),
+                    last_hop=hop, unchecked=True))
             if refusal := self._refuse_redirect(current, target, visited):
                 return hop, tuple(visited), refusal, tuple(exchanges)
             visited.append(current)

@@ -99,3 +99,4 @@ class Continuation:
     attempts: int = 1               # the number of the next request for ``url``
     last_hop: object = None         # the redirect response that led to ``url``
     elapsed_ms: float = 0.0         # time spent in the fetch so far
+    unchecked: bool = False         # a redirect to url not yet checked (a speculative fetch's)

@@ -10,7 +10,7 @@ from collections import deque
 
 import pytest
 
-from controller.crawl import AHEAD_PER_WORKER
+from controller.wiring import AHEAD_PER_WORKER, SPECULATE_PER_WORKER
 from getpage.politeness import PolitenessGate
 from urllist import HostFrontier, QueuedUrl
 
@@ -52,23 +52,51 @@ def host_of(url):
     return url.split("/")[2]
 
 
-def simulate(graph, seeds, *, delay, workers, fetch_seconds, max_ahead, per_host=1):
-    """Run the crawl loop on the simulated clock; (levels, starts per host, end time)."""
+def simulate(graph, seeds, *, delay, workers, fetch_seconds, max_ahead, per_host=1,
+             speculate=0):
+    """Run the crawl loop on the simulated clock; (levels, starts per host, end time).
+    ``speculate``: at most this many URLs fetched before they are queued (found
+    on pages fetched ahead, or on such pages themselves), as the Controller does."""
     clock = Clock()
     gate = PolitenessGate(delay, per_host, clock=clock, sleep=lambda s: None)
     frontier = HostFrontier(host_of, gate, max_ahead=max_ahead)
     seen = set(seeds)
     frontier.push(QueuedUrl(i, url, 0, None) for i, url in enumerate(seeds))
     running, parked, starts, levels = [], [], {}, {}
+    spec = {}   # url -> its speculative item (waiting or fetching) or "fetched"
+
+    def offer(links):
+        for url in links:
+            if len(spec) < speculate and url not in seen and url not in spec:
+                spec[url] = frontier.speculate(url, host_of(url))
+
+    def arrived(item):
+        """A fetch ended: park it, process it, or keep a speculative one."""
+        if item.id < 0:
+            spec[item.url] = "fetched"
+            offer(graph[item.url])
+        elif item.level > frontier.current_level:
+            parked.append(item)            # fetched ahead: processed once its level opens
+            offer(graph[item.url])
+        else:
+            process(item)
 
     def process(item):
         levels[item.url] = item.level
         new = [link for link in graph[item.url] if link not in seen]
         seen.update(new)
         first = frontier.next_id
-        frontier.push([QueuedUrl(first + k, url, item.level + 1, item.id)
-                       for k, url in enumerate(new)])
+        children = [QueuedUrl(first + k, url, item.level + 1, item.id) for k, url in enumerate(new)]
+        taken = {c.id for c in children if spec.get(c.url) == "fetched"}
+        for c in children:
+            if c.url in spec and c.id not in taken:
+                frontier.unspeculate(spec.pop(c.url))
+        frontier.push(children, taken=frozenset(taken))
         frontier.done(item)
+        for c in children:
+            if c.id in taken:
+                del spec[c.url]
+                arrived(c)
 
     while not frontier.exhausted():
         for item in frontier.pop(workers - len(running), clock.now):
@@ -79,10 +107,7 @@ def simulate(graph, seeds, *, delay, workers, fetch_seconds, max_ahead, per_host
             clock.now, _, item = heapq.heappop(running)
             gate.release(host_of(item.url))
             frontier.fetched(item)
-            if item.level > frontier.current_level:
-                parked.append(item)            # fetched ahead: processed once its level opens
-            else:
-                process(item)
+            arrived(item)
             while parked and frontier.current_level >= min(p.level for p in parked):
                 for item in sorted(parked, key=lambda p: p.id):
                     if item.level <= frontier.current_level:
@@ -104,31 +129,36 @@ def zipf_sites(rng, n, low=10, high=60):
 
 @pytest.mark.parametrize("seed, sites, delay, workers", [
     (1, 40, 0.2, 8), (2, 150, 0.5, 8), (3, 12, 1.0, 4), (4, 30, 0.3, 2), (5, 5, 0.0, 8)])
-@pytest.mark.parametrize("max_ahead", [0, 64])
+@pytest.mark.parametrize("max_ahead, speculate", [(0, 0), (64, 0), (64, 64)])
 def test_levels_exact_and_no_host_started_twice_within_the_delay(seed, sites, delay, workers,
-                                                                 max_ahead):
+                                                                 max_ahead, speculate):
     rng = random.Random(seed)
     hosts, sizes, branching = zipf_sites(rng, sites)
     graph = site_graph(rng, hosts, sizes, branching)
     seeds = [f"http://{h}/0" for h in hosts]
     levels, starts, _ = simulate(graph, seeds, delay=delay, workers=workers,
-                                 fetch_seconds=0.01, max_ahead=max_ahead)
+                                 fetch_seconds=0.01, max_ahead=max_ahead, speculate=speculate)
     assert levels == bfs_levels(graph, seeds)
+    assert sum(map(len, starts.values())) == len(levels), "a URL was fetched twice"
     for host, times in starts.items():
         gaps = [b - a for a, b in zip(times, times[1:])]
         assert not gaps or min(gaps) >= delay - 1e-9, host
 
 
-@pytest.mark.parametrize("sites, delay", [(150, 0.5)])
-def test_many_hosts_crawl_at_the_pace_politeness_allows(sites, delay):
-    """Wall time within 5 % of the bound any polite crawler has:
-    (pages of the largest site - 1) x delay (plus one fetch)."""
-    rng = random.Random(7)
+@pytest.mark.parametrize("seed", [7, 1])
+@pytest.mark.parametrize("sites, delay", [(40, 0.2), (150, 0.5)])
+def test_many_hosts_crawl_at_the_pace_politeness_allows(sites, delay, seed):
+    """With the Controller's defaults (8 threads), wall time within 5 % of the
+    bound any polite crawler has: (pages of the largest site - 1) x delay.
+    (Seed 7's 40 sites hold a 36-page site 29 pages wide at level 2: without
+    speculative fetches its level barrier leaves the largest site idle 4 s.)"""
+    rng = random.Random(seed)
     hosts, sizes, branching = zipf_sites(rng, sites)
     graph = site_graph(rng, hosts, sizes, branching)
     seeds = [f"http://{h}/0" for h in hosts]
     _, starts, end = simulate(graph, seeds, delay=delay, workers=8, fetch_seconds=0.01,
-                              max_ahead=AHEAD_PER_WORKER * 8)
+                              max_ahead=AHEAD_PER_WORKER * 8,
+                              speculate=SPECULATE_PER_WORKER * 8)
     bound = (max(sizes) - 1) * delay
     assert bound / end >= 0.95, f"efficiency {bound / end:.2f}"
 

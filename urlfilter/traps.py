@@ -19,6 +19,15 @@ class TrapGuard:
         self._per_host: Counter[str] = Counter()
         self._per_path: Counter[str] = Counter()
 
+    def would_admit(self, url: str) -> bool:
+        """Whether admit(url) would let it in now; counts nothing."""
+        host = url.partition("://")[2].partition("/")[0]
+        if self.max_pages_per_host and self._per_host[host] >= self.max_pages_per_host:
+            return False
+        path, has_query, _ = url.partition("?")
+        return not (has_query and self.max_query_variants
+                    and self._per_path[path] >= self.max_query_variants)
+
     def admit(self, url: str) -> str | None:
         """Count a new normalized URL; None if it may be queued, else the reason:
         "host-pages" (its host is full) or "query-variants" (its path is)."""

@@ -45,6 +45,7 @@ from typing import Protocol
 from urllist.queued import QueuedUrl
 
 NONE = -1   # end of a host's chain
+SPECULATIVE = -1   # the level of a speculative item, and the lane it waits in
 
 
 class Readiness(Protocol):
@@ -79,6 +80,9 @@ class HostFrontier:
         self._flags: list[int] = []
         self._processed = 0
         self._done_before: set[int] = set()
+        self._speculative: dict[str, list[QueuedUrl]] = {}   # host -> speculative items, FIFO
+        self._withdrawn: set[int] = set()                   # speculative ids no longer wanted
+        self._spec_seq = 0
 
     # -- the total queue ------------------------------------------------------
     @property
@@ -101,13 +105,32 @@ class HostFrontier:
     def finished_levels(self) -> int:
         return sum(1 for m in self._flags if m <= self._processed) if self._flags else 0
 
-    def push(self, items: Iterable[QueuedUrl]) -> None:
+    def push(self, items: Iterable[QueuedUrl], taken: frozenset[int] = frozenset()) -> None:
+        """Append new URLs; those in ``taken`` count as handed out already
+        (their page was fetched before it was queued, see ``speculate``)."""
         for item in items:
             if item.id != len(self._queue):
                 raise ValueError(f"id {item.id} does not continue the queue at {len(self._queue)}")
             self._queue.append(item)
             self._next.append(NONE)
-            self._wait(item, self._host_of(item.url))
+            if item.id in taken:
+                self._ahead += item.level > self.current_level
+            else:
+                self._wait(item, self._host_of(item.url))
+
+    def speculate(self, url: str, host: str) -> QueuedUrl:
+        """Fetch url when host has nothing else to do: a URL not queued yet,
+        found on a page fetched ahead, so its level is not known; its bytes
+        do not depend on it. The item handed out for it has a negative id
+        and level SPECULATIVE; ``unspeculate`` withdraws one not handed out."""
+        self._spec_seq += 1
+        item = QueuedUrl(-self._spec_seq, url, SPECULATIVE, None)
+        self._speculative.setdefault(host, []).append(item)
+        self._schedule(host)
+        return item
+
+    def unspeculate(self, item: QueuedUrl) -> None:
+        self._withdrawn.add(item.id)
 
     def restore(self, items: Iterable[QueuedUrl], done_ids: set[int]) -> None:
         """Rebuild after a restart: the whole total queue and the ids processed
@@ -135,9 +158,9 @@ class HostFrontier:
         self._close_levels()
         items: list[QueuedUrl] = []
         level = self.current_level
-        for k in (level, level + 1):
+        for k in (level, level + 1, SPECULATIVE):
             heap = self._heaps.get(k)
-            while len(items) < n and (k == level or self._ahead < self._max_ahead):
+            while len(items) < n and (k != level + 1 or self._ahead < self._max_ahead):
                 first = self._first_live(heap)
                 if first is None or first > now:
                     break
@@ -152,7 +175,8 @@ class HostFrontier:
         will without an event (a fetch ending, a level closing)."""
         self._close_levels()
         level = self.current_level
-        times = [self._first_live(self._heaps.get(level))]
+        times = [self._first_live(self._heaps.get(level)),
+                 self._first_live(self._heaps.get(SPECULATIVE))]
         if self._ahead < self._max_ahead:
             times.append(self._first_live(self._heaps.get(level + 1)))
         times = [t for t in times if t is not None]
@@ -168,6 +192,8 @@ class HostFrontier:
     def requeue(self, item: QueuedUrl, host: str, not_before: float | None = None) -> None:
         """Hand item out again later, first of host's queue, not before not_before
         (its slot, if it held one, was released)."""
+        if item.id < 0:
+            raise ValueError("a speculative fetch is not handed out again: keep what it got")
         previous = self._reserved.pop(item.id, None)
         if item.level > self.current_level:
             self._ahead -= 1
@@ -210,14 +236,15 @@ class HostFrontier:
         """Put host in the heap of its head's level at the time it may start;
         nowhere when it has nothing waiting or all its slots are busy."""
         head = self._head.get(host, NONE)
-        if head == NONE or host in self._scheduled:
+        if host in self._scheduled or (head == NONE and not self._speculative.get(host)):
             return
         ready = max(self._readiness.ready_at(host), self._not_before.get(host, float("-inf")))
         if ready == float("inf"):
             return   # fetched() or requeue() brings it back
         self._seq += 1
         self._scheduled[host] = (ready, self._seq)
-        heapq.heappush(self._heaps.setdefault(self._queue[head].level, []), (ready, self._seq, host))
+        lane = self._queue[head].level if head != NONE else SPECULATIVE
+        heapq.heappush(self._heaps.setdefault(lane, []), (ready, self._seq, host))
 
     def _take(self, entry: tuple[float, int, str], now: float) -> QueuedUrl | None:
         """The head URL of the entry's host, with a slot reserved; None if the
@@ -226,6 +253,8 @@ class HostFrontier:
         if self._scheduled.get(host) != (ready, seq):
             return None
         del self._scheduled[host]
+        if self._head.get(host, NONE) == NONE:
+            return self._take_speculative(host, now)
         if not self._readiness.try_start(host, now):
             self._schedule(host)   # its state moved on (a hold-off): ask again
             return None
@@ -239,6 +268,21 @@ class HostFrontier:
         self._reserved[head] = host
         self._schedule(host)   # per-host > 1: it may have another slot
         return self._queue[head]
+
+    def _take_speculative(self, host: str, now: float) -> QueuedUrl | None:
+        waiting = self._speculative.get(host, [])
+        while waiting and waiting[0].id in self._withdrawn:
+            self._withdrawn.discard(waiting.pop(0).id)
+        if not waiting:
+            self._speculative.pop(host, None)
+            return None
+        if not self._readiness.try_start(host, now):
+            self._schedule(host)
+            return None
+        item = waiting.pop(0)
+        self._reserved[item.id] = host
+        self._schedule(host)
+        return item
 
     def _first_live(self, heap: list | None) -> float | None:
         """The time of the heap's first live entry (stale ones are dropped)."""

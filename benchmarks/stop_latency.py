@@ -1,0 +1,62 @@
+"""How long a stop takes: SIGTERM and SIGINT to the crawler's process group,
+and --max-seconds, on a one-host crawl with --delay 2 and 8 fetch threads
+(where a thread holding a URL for the host could otherwise wait 7 x 2 s).
+
+    .venv/bin/python -m benchmarks.stop_latency
+
+Prints one line per stop: exit status and seconds from the signal (or from
+the start, for --max-seconds 3) to exit.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from demosite.server import serve
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+import bigsite  # noqa: E402  (the generated site of the resume tests)
+
+
+def crawl(url: str, out: Path, *extra: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "controller", "crawl", url, "--out", str(out),
+                             "--delay", "2", "--workers", "8", "--max-depth", "0",
+                             "--max-pages", "0", "--quiet", *extra],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+
+
+def rows(out: Path) -> int:
+    index = out / "index.csv"
+    return index.read_bytes().count(b"\n") - 1 if index.exists() else 0
+
+
+def main() -> int:
+    with serve(bigsite.handler(1500)) as (base, _), tempfile.TemporaryDirectory() as work:
+        url = base + "p/0.html"
+        for number, sig in enumerate((signal.SIGTERM, signal.SIGINT)):
+            out = Path(work) / f"out{number}"
+            proc = crawl(url, out)
+            deadline = time.monotonic() + 30
+            while rows(out) < 3 and time.monotonic() < deadline:
+                time.sleep(0.05)   # until the crawl is under way
+            sent = time.monotonic()
+            os.killpg(proc.pid, sig)
+            proc.wait()
+            print(f"{sig.name} to the group: exit {proc.returncode}, "
+                  f"{time.monotonic() - sent:.2f} s from the signal to exit")
+        started = time.monotonic()
+        proc = crawl(url, Path(work) / "out-max", "--max-seconds", "3")
+        proc.wait()
+        print(f"--max-seconds 3: exit {proc.returncode}, {time.monotonic() - started:.2f} s "
+              f"from start to exit")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
