@@ -550,7 +550,8 @@ class Crawl:
             level_done=self.tally.urls - done_before,
             level_size=(flags[level] if level < len(flags) else len(self.frontier)) - start,
             urls=self.tally.urls, pages=self.tally.pages, errors=self.tally.errors,
-            bytes=self.tally.bytes, queue_total=len(self.frontier)))
+            bytes=self.tally.bytes, queue_total=len(self.frontier),
+            ahead=len(self._parked) + len(self._speculation.kept)))
 
     # -- levels and the end -----------------------------------------------
     def _close_levels(self) -> None:

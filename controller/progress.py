@@ -145,8 +145,9 @@ class Progress:
 
     def _totals(self, snapshot: Snapshot) -> list[str]:
         rates = self._window.rates()
+        ahead = [f"{snapshot.ahead} ahead"] if snapshot.ahead else []
         return [f"{snapshot.urls} URLs", f"{snapshot.pages} pages", f"{snapshot.errors} errors",
-                f"{rates.urls_per_second:.1f} URLs/s", f"{rates.kb_per_second:.0f} KB/s"]
+                *ahead, f"{rates.urls_per_second:.1f} URLs/s", f"{rates.kb_per_second:.0f} KB/s"]
 
     def _draw(self, snapshot: Snapshot) -> None:
         if self._bar is None or self._bar_level != snapshot.level:

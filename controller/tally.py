@@ -35,6 +35,7 @@ class Snapshot:
     errors: int
     bytes: int           # body bytes received
     queue_total: int     # URLs ever queued (the total queue's length)
+    ahead: int = 0       # pages fetched ahead of their level, waiting (parked or speculative)
 
 
 @dataclass

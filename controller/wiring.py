@@ -36,7 +36,7 @@ def url_rules(config: CrawlConfig) -> UrlRules:
 
 
 def trap_guard(config: CrawlConfig) -> TrapGuard:
-    return TrapGuard(config.max_pages_per_host, config.max_query_variants)
+    return TrapGuard(config.max_pages_per_host, config.max_query_variants, host_of=host_key)
 
 
 def url_seen(config: CrawlConfig):

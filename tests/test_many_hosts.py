@@ -109,6 +109,10 @@ def test_every_host_is_asked_at_most_once_per_delay_and_levels_are_exact(hosts, 
     rows = rows_of(out)
     assert {r["url"]: int(r["level"]) for r in rows} == truth(roots)
     assert stats["errors"] == 0 and stats["urls"] == sum(pages for pages, _ in SITES)
+    # Every URL fetched speculatively was queued later and took its response.
+    speculative = stats["speculative"]
+    assert speculative["used"] == speculative["fetches"] and speculative["kept_unused"] == 0
+    print("speculative fetches", speculative)
     for gaps in gaps_per_host(logs):   # robots.txt first, then one page at a time
         assert min(gaps) >= SERVER_SIDE * delay
     paths = [r.path for log in logs for r in log.snapshot()]
@@ -135,3 +139,61 @@ def test_kill_and_resume_with_many_hosts_and_a_delay(hosts, tmp_path):
     rows = rows_of(out)
     assert len(rows) == len({r["url"] for r in rows})
     assert {r["url"]: int(r["level"]) for r in rows} == truth(roots)
+
+
+def barrier_sites():
+    """Site A: 24 pages, all at level 1. Site B: a chain b0 -> b1 -> ... -> b12
+    in which b5 links to a missing page too, b6 to a page robots.txt
+    disallows, and b8 redirects to b9: while A's level 1 takes 24 x delay,
+    B's deeper pages can only be fetched speculatively (up to the redirect,
+    which a speculative fetch does not follow)."""
+    def a(request):
+        if request.path == "/robots.txt":
+            return Response(404, {"Content-Type": "text/plain"}, b"")
+        if request.path == "/a/0.html":
+            links = "".join(f'<a href="/a/{i}.html">x</a>' for i in range(1, 25))
+            return page("a0", links)
+        if request.path.startswith("/a/"):
+            return page(request.path, "")
+        return Response(404, {"Content-Type": "text/plain"}, b"")
+
+    def b(request):
+        path = request.path
+        if path == "/robots.txt":
+            return Response(200, {"Content-Type": "text/plain"}, b"User-agent: *\nDisallow: /private\n")
+        if path == "/b/8.html":
+            return Response(301, {"Location": "/b/9.html"}, b"")
+        if path.startswith("/b/") and path[3:-5].isdigit() and int(path[3:-5]) < 12:
+            i = int(path[3:-5])
+            extra = {5: '<a href="/gone.html">x</a>', 6: '<a href="/private/x.html">x</a>'}.get(i, "")
+            return page(path, f'<a href="/b/{i + 1}.html">next</a>{extra}')
+        return Response(404, {"Content-Type": "text/plain"}, b"")
+    return a, b
+
+
+def page(title, body):
+    return Response(200, {"Content-Type": "text/html; charset=utf-8"},
+                    f"<html><title>{title}</title><body><h1>{title}</h1>{body}</body></html>".encode())
+
+
+def test_speculative_fetches_cross_the_level_barrier_once_per_url(tmp_path):
+    a, b = barrier_sites()
+    with serve(a, host="127.0.0.40") as (base_a, log_a), serve(b, host="127.0.0.41") as (base_b, log_b):
+        out = tmp_path / "out"
+        stats = Crawl(CrawlConfig(seeds=(base_a + "a/0.html", base_b + "b/0.html"), out=out,
+                                  delay=0.1, max_depth=0, max_pages=0, progress=False)).run()
+        requests = [r.path for r in log_b.snapshot()]
+    rows = {r["url"][len(base_b) - 1:]: r for r in rows_of(out) if r["url"].startswith(base_b)}
+    # Levels as a breadth-first walk gives them: b8 redirects to b9, whose page
+    # is b8's row (its final URL), so b10 is at level 9 and so on.
+    assert {path: int(r["level"]) for path, r in rows.items() if path.startswith("/b/")} == \
+        {f"/b/{i}.html": i if i < 9 else i - 1 for i in range(13) if i != 9}   # b12: a 404
+    assert int(rows["/gone.html"]["level"]) == 6 and int(rows["/private/x.html"]["level"]) == 7
+    assert rows["/b/8.html"]["final_url"] == base_b + "b/9.html"
+    assert rows["/gone.html"]["error"].startswith("http: 404")
+    assert rows["/private/x.html"]["error"] == "robots: disallowed by robots.txt"
+    assert sorted(requests) == sorted(set(requests)), "a URL of site B was requested twice"
+    assert "/private/x.html" not in requests
+    speculative = stats["speculative"]
+    # b3 .. b8, the missing page and the disallowed one (no request for it).
+    assert speculative["fetches"] >= 6 and speculative["used"] == speculative["fetches"]

@@ -23,12 +23,12 @@ class Terminal(io.StringIO):
 
 
 def snapshot(elapsed, urls, level=0, level_done=None, level_size=100, pages=None, errors=0,
-             kb=None):
+             kb=None, ahead=0):
     return Snapshot(elapsed=elapsed, level=level,
                     level_done=urls if level_done is None else level_done,
                     level_size=level_size, urls=urls, pages=urls if pages is None else pages,
                     errors=errors, bytes=(urls * 4 if kb is None else kb) * 1024,
-                    queue_total=level_size)
+                    queue_total=level_size, ahead=ahead)
 
 
 def feed(progress, seconds, step=0.2, rate=10):
@@ -215,3 +215,10 @@ def test_a_message_during_the_crawl_gets_its_own_line_and_the_live_line_comes_ba
     plain = io.StringIO()
     Progress(plain).echo("stopping: finishing the requests in flight")
     assert plain.getvalue() == "stopping: finishing the requests in flight\n"
+
+
+def test_pages_fetched_ahead_of_their_level_are_counted_in_the_status_line():
+    progress = Progress(io.StringIO())
+    line = progress.status_line(snapshot(12.0, 40, ahead=17))
+    assert ", 40 URLs, 40 pages, 0 errors, 17 ahead, " in line
+    assert "ahead" not in progress.status_line(snapshot(12.0, 40))
