@@ -120,6 +120,7 @@ class Crawl:
         self._parked: list[tuple[QueuedUrl, Visit]] = []   # fetched ahead of their level
         self._speculation = Speculation(wiring.SPECULATE_PER_WORKER * config.workers)
         self._adopted: list[tuple[QueuedUrl, Visit]] = []  # queued URLs whose fetch was speculative
+        self._redirected: list[str] = []   # speculated URLs a redirect reached first (fetch threads add)
         self._levels_closed = 0
         self._children_before: Counter[int] = Counter()  # queued by a page fetched again after a kill
         self.restored = Restored()     # what earlier runs of a resumed crawl had done
@@ -312,38 +313,41 @@ class Crawl:
         except Exception as exc:   # the digest itself failed on this page: record, go on
             digest = Digest(error=f"parse: {type(exc).__name__}: {exc}")
         if item.id < 0:            # a speculative page's links: speculate further
-            self._offer(digest.links, self.frontier.current_level + 2)
+            if item.url in self._speculation.bounds:
+                self._offer(digest.links, self._speculation.bounds[item.url] + 1)
             return None
         return replace(visit, digest=digest)
 
     # -- speculative fetch-ahead (controller/speculation.py) -----------------
-    def _offer(self, links, level: int) -> None:
-        """Speculate the links, of a page whose level is at most ``level``,
-        that no page queued yet."""
+    def _offer(self, links, bound: int) -> None:
+        """Speculate the links, of a page, that no page queued yet; ``bound`` is
+        the deepest level they can have."""
         limits = self.config
-        if self.stop_reason or (limits.max_depth and level >= limits.max_depth):
+        if self.stop_reason or (limits.max_depth and bound > limits.max_depth):
             return
-        if limits.max_pages and self._handed_out + len(self._speculation) >= limits.max_pages:
-            return
+        for item in self._speculation.evict(self.frontier.current_level):
+            self.frontier.unspeculate(item)
         with self._seen_lock:
-            fresh = [url for url in links if self._speculation.wants(url) and url not in self.seen
-                     and self.traps.would_admit(url)]
-        for url in fresh:
-            if self._speculation.wants(url):
-                self._speculation.waiting[url] = self.frontier.speculate(url, host_key(url))
+            for url in links:
+                if limits.max_pages and self._handed_out + len(self._speculation) >= limits.max_pages:
+                    return
+                if (self._speculation.wants(url) and url not in self.seen
+                        and self.traps.would_admit(url)):
+                    self._speculation.add(self.frontier.speculate(url, host_key(url)), bound)
 
     def _speculated(self, item: QueuedUrl, visit: Visit) -> None:
         """A speculative fetch ended: hand it to its real item, or keep it (and
         read its links, to speculate one step further)."""
         self.frontier.fetched(item)
         if visit.result.cancelled:
-            self._speculation.fetching.pop(item.url, None)
+            self._speculation.dropped(item)
             return None
+        bound = self._speculation.bounds.get(item.url, 0) + 1   # for the links on it
         claim = self._speculation.fetched(item, visit)
         if claim is not None:
             self._adopted.append((claim, visit))
         elif visit.digest is not None:   # --processes 0: read in the fetch thread
-            self._offer(visit.digest.links, self.frontier.current_level + 2)
+            self._offer(visit.digest.links, bound)
         elif visit.needs_digest:
             self._digest(item, visit)   # links only: a negative id saves no files
         return None
@@ -365,8 +369,16 @@ class Crawl:
 
     def _adopt(self) -> None:
         """Queued URLs whose response a speculative fetch got: on as if fetched now."""
+        while self._redirected:
+            with self._seen_lock:
+                url = self._redirected.pop()
+            waiting = self._speculation.forget(url)
+            if waiting is not None:
+                self.frontier.unspeculate(waiting)
         while self._adopted:
             item, visit = self._adopted.pop(0)
+            if self.stop_reason or (self.config.max_pages and self._handed_out >= self.config.max_pages):
+                continue   # stays uncommitted, as a URL never handed out (--resume fetches it)
             self._handed_out += 1
             pending = visit.result.pending
             if pending is not None:   # a redirect, a retry: the real item goes on from there
@@ -508,6 +520,12 @@ class Crawl:
         with self._seen_lock:
             if not self.seen.add(target):
                 return "target already seen"
+            if target in self._speculation:
+                # The redirect wins, as it would without speculation (nothing
+                # may be lost: the page that linked to it may turn out a
+                # duplicate whose links are not queued). A speculative fetch
+                # of it not started yet is withdrawn by the loop.
+                self._redirected.append(target)
             self.journal.seen(self._worker.item_id, target)
             return self.traps.admit(target)
 

@@ -8,9 +8,15 @@ link to them), but a page's bytes do not depend on its level. So such a URL
 may be fetched early, when its host has nothing else to do, and the
 response kept until the URL is queued for real; then the kept response
 takes the place of a fetch. Levels stay exact, since they are still given
-by the queue; no URL is requested twice, since only URLs that are not in
-the URL-seen set are speculated, and each at most once; and politeness is
-kept, since a speculative fetch takes its host's slot like any other.
+by the queue; a URL is requested once, since only URLs that are not in
+the URL-seen set are speculated, and each at most once (one exception: a
+redirect that reaches a URL whose speculative fetch has already started
+is followed, as it would be without speculation, and that URL is
+requested again; refusing the redirect could lose the page when the page
+that linked to it turns out to be a duplicate whose links are not
+queued); and politeness is kept, since a speculative fetch takes its
+host's slot like any other. --max-depth and --max-pages bound it too: each
+speculated URL carries the deepest level it could have.
 
 A speculative fetch follows no redirect and checks no redirect target
 (that would mark targets seen): it stops pending at the target, and the
@@ -35,6 +41,7 @@ class Speculation:
     fetching: dict[str, QueuedUrl] = field(default_factory=dict)  # url -> item in a fetch thread
     kept: dict[str, object] = field(default_factory=dict)         # url -> the Visit its fetch gave
     claims: dict[str, QueuedUrl] = field(default_factory=dict)    # url -> real item waiting for its fetch
+    bounds: dict[str, int] = field(default_factory=dict)          # url -> the deepest level it can have
     fetches: int = 0                             # speculative fetches that ended
     used: int = 0                                # of them, handed to a queued URL
 
@@ -44,9 +51,29 @@ class Speculation:
     def __len__(self) -> int:
         return len(self.waiting) + len(self.fetching) + len(self.kept)
 
+    def __contains__(self, url: str) -> bool:
+        return url in self.waiting or url in self.fetching or url in self.kept
+
     def wants(self, url: str) -> bool:
-        return (len(self) < self.limit and url not in self.waiting and url not in self.fetching
-                and url not in self.kept)
+        return len(self) < self.limit and url not in self
+
+    def add(self, item: QueuedUrl, bound: int) -> None:
+        self.waiting[item.url] = item
+        self.bounds[item.url] = bound
+
+    def evict(self, open_level: int) -> list[QueuedUrl]:
+        """Forget what can no longer be queued: a URL whose level would be at
+        most ``bound`` and is not queued once that level is past never will
+        be. The waiting items among them, to withdraw."""
+        stale = [url for url, bound in self.bounds.items()
+                 if bound < open_level and url not in self.fetching]
+        withdrawn = []
+        for url in stale:
+            del self.bounds[url]
+            self.kept.pop(url, None)
+            if url in self.waiting:
+                withdrawn.append(self.waiting.pop(url))
+        return withdrawn
 
     def handed_out(self, item: QueuedUrl) -> None:
         self.fetching[item.url] = self.waiting.pop(item.url)
@@ -62,10 +89,23 @@ class Speculation:
             self.used += 1
         return claim
 
+    def forget(self, url: str) -> QueuedUrl | None:
+        """url is taken care of otherwise (a redirect reached it): drop what was
+        kept for it; the waiting item to withdraw, if it had not started."""
+        self.bounds.pop(url, None)
+        self.kept.pop(url, None)
+        return self.waiting.pop(url, None)
+
+    def dropped(self, item: QueuedUrl) -> None:
+        """A speculative fetch that gave nothing to keep (a stop cancelled it)."""
+        self.fetching.pop(item.url, None)
+        self.bounds.pop(item.url, None)
+
     def claim(self, item: QueuedUrl):
         """The real item for a URL just queued: "taken" (its fetch is under way
         and will be handed over), the kept Visit, the waiting speculative item
         to withdraw, or None (never speculated)."""
+        self.bounds.pop(item.url, None)
         if item.url in self.fetching:
             self.claims[item.url] = item
             return "taken"

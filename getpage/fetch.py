@@ -78,6 +78,9 @@ CHUNK_BYTES = 64 * 1024
 # away so their connection goes back to the pool; larger ones are cut off.
 DRAIN_BYTES = 16 * 1024
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+# How soon a scheduled fetch asks again when another one is loading its
+# host's robots.txt (only while that load waits out a retry).
+ROBOTS_RECHECK_SECONDS = 0.1
 
 
 @dataclass(frozen=True)
@@ -324,7 +327,7 @@ class Fetcher:
             if hop.location is None:
                 return hop, tuple(visited), "", tuple(exchanges)
             target = _resolve(current, hop.location)
-            if speculative:
+            if speculative and not (refusal := self._plain_refusal(current, target, visited)):
                 raise _NotNow(continuation=Continuation(
                     url=target, visited=(*visited, current), exchanges=tuple(exchanges),
                     last_hop=hop, unchecked=True))
@@ -336,14 +339,20 @@ class Fetcher:
     def _refuse_redirect(self, current: str, target: str, visited: list[str]) -> str:
         """Why the redirect from ``current`` to ``target`` is not followed, or ""
         (robots.txt is asked at the top of the next hop)."""
+        if refusal := self._plain_refusal(current, target, visited):
+            return refusal
+        if self._redirect_check and (reason := self._redirect_check(target)):
+            return f"redirect: {reason} {target}"
+        return ""
+
+    def _plain_refusal(self, current: str, target: str, visited: list[str]) -> str:
+        """The reasons to refuse a redirect that need no crawl state (and mark nothing)."""
         if _invalid_reason(target):
             return f"redirect: invalid location {target}"
         if target == current or target in visited:
             return "redirect: loop"
         if len(visited) + 1 > self._config.max_redirects:
             return f"redirect: too many redirects (>{self._config.max_redirects})"
-        if self._redirect_check and (reason := self._redirect_check(target)):
-            return f"redirect: {reason} {target}"
         return ""
 
     def _robots_denial(self, url: str) -> str:
@@ -352,10 +361,16 @@ class Fetcher:
             return ""
         origin = origin_of(url)
         slots = self._local.slots
-        if slots is not None and not self._robots.known(origin) and slots.reserved != host_key(url):
-            # Loading it is a request to that host, which this fetch holds no
-            # slot on: go on once the scheduler reserves one.
-            raise _NotNow()
+        if slots is not None and not self._robots.known(origin):
+            if slots.reserved != host_key(url):
+                # Loading it is a request to that host, which this fetch holds
+                # no slot on: go on once the scheduler reserves one.
+                raise _NotNow()
+            if self._robots.loading_elsewhere(origin):
+                # Another fetch is loading it (waiting out a retry, say): waiting
+                # for it here, on this host's slot, could hold up that very
+                # retry. Give the slot back and ask again a little later.
+                raise _NotNow(not_before=self._gate.clock() + ROBOTS_RECHECK_SECONDS)
         rules = self._robots.rules(origin)
         if rules.allows(url):
             return ""

@@ -196,6 +196,11 @@ class RobotsCache:
         """True once origin's rules are loaded: asking costs no request."""
         return origin in self._loaded
 
+    def loading_elsewhere(self, origin: str) -> bool:
+        """True while another caller is loading origin's rules (asking now would wait)."""
+        with self._lock:
+            return origin in self._entries and origin not in self._loaded
+
     def rules(self, origin: str) -> RobotsRules:
         loaded = self._loaded.get(origin)
         if loaded is not None:

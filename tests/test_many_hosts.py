@@ -197,3 +197,77 @@ def test_speculative_fetches_cross_the_level_barrier_once_per_url(tmp_path):
     speculative = stats["speculative"]
     # b3 .. b8, the missing page and the disallowed one (no request for it).
     assert speculative["fetches"] >= 6 and speculative["used"] == speculative["fetches"]
+
+
+def html(body):
+    return Response(200, {"Content-Type": "text/html"}, f"<html><body>{body}</body></html>".encode())
+
+
+def test_redirects_into_a_host_with_its_own_queue_leave_no_host_behind(tmp_path):
+    """Site A's pages redirect to site B, which has pages of its own queued: a
+    redirect hop takes B's slot outside the frontier's reservations, and B
+    must still be handed out afterwards (it once dropped out of the schedule)."""
+    with serve(lambda r: html(f"B page {r.path}")) as (b, b_log):
+        def site_a(request):
+            if request.path == "/":
+                return html("".join(f'<a href="/r{i}">r</a><a href="{b}p{i}">p</a>'
+                                    for i in range(60)))
+            return Response(302, {"Location": f"{b}t{request.path[2:]}"}, b"")
+        with serve(site_a) as (a, _):
+            stats = Crawl(CrawlConfig(seeds=(a,), out=tmp_path / "out", delay=0, processes=0,
+                                      obey_robots=False, scope="any", max_depth=0, max_pages=0,
+                                      progress=False)).run()
+        requests = [r.path for r in b_log.snapshot()]
+    assert stats["stop_reason"] == "queue-empty" and stats["urls"] == 121
+    assert len(requests) == len(set(requests)) == 120
+
+
+def test_a_host_whose_robots_txt_is_retried_is_not_deadlocked(tmp_path):
+    """H's robots.txt answers 503 once (retried after a backoff) while a link to H
+    is queued: the second fetch must not wait on H's slot for the first's load."""
+    answers = {"robots": 0}
+
+    def h(request):
+        if request.path == "/robots.txt":
+            answers["robots"] += 1
+            if answers["robots"] == 1:
+                return Response(503, {"Content-Type": "text/plain"}, b"")
+            return Response(404, {"Content-Type": "text/plain"}, b"")
+        return html(f"H {request.path}")
+    with serve(h) as (h_url, _):
+        with serve(lambda r: html(f'<a href="{h_url}x">x</a>') if r.path == "/"
+                   else Response(404, {}, b"")) as (g_url, _):
+            stats = Crawl(CrawlConfig(seeds=(h_url, g_url), out=tmp_path / "out", delay=0,
+                                      processes=0, scope="any", retry_backoff=1.0, max_depth=0,
+                                      max_pages=0, max_seconds=20, progress=False)).run()
+    assert stats["stop_reason"] == "queue-empty" and stats["urls"] == 3
+
+
+@pytest.mark.parametrize("limit", ["depth", "pages"])
+def test_speculative_fetches_keep_to_max_depth_and_max_pages(tmp_path, limit):
+    """Level 0 is held open by a slow page on A while B's chain could be
+    speculated arbitrarily deep: --max-depth 3 and --max-pages 10 still bound
+    what is requested."""
+    def b(request):
+        if request.path == "/robots.txt":
+            return Response(404, {"Content-Type": "text/plain"}, b"")
+        if request.path == "/":
+            return html('<a href="/1">1</a>' + "".join(f'<a href="/x{i}">x</a>' for i in range(20)))
+        n = int(request.path[1:]) if request.path[1:].isdigit() else 99
+        return html(f'<a href="/{n + 1}">next</a>' if n < 15 else "end")
+
+    def a(request):
+        if request.path != "/robots.txt":
+            time.sleep(1.0)   # keeps level 0 open; a sleeping handler, not the test
+        return html("A")
+    extra = {"max_depth": 3, "max_pages": 0} if limit == "depth" else {"max_depth": 0, "max_pages": 10}
+    with serve(b) as (b_url, b_log), serve(a) as (a_url, _):
+        stats = Crawl(CrawlConfig(seeds=(a_url, b_url), out=tmp_path / "out", delay=0.02,
+                                  processes=0, scope="any", progress=False, **extra)).run()
+        requests = [r.path for r in b_log.snapshot() if r.path != "/robots.txt"]
+    assert len(requests) == len(set(requests))
+    if limit == "depth":
+        assert not {f"/{n}" for n in range(4, 16)} & set(requests)
+    else:
+        assert stats["urls"] == 10 and len(rows_of(tmp_path / "out")) == 10
+        assert len(requests) <= 10

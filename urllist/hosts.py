@@ -82,6 +82,7 @@ class HostFrontier:
         self._done_before: set[int] = set()
         self._speculative: dict[str, list[QueuedUrl]] = {}   # host -> speculative items, FIFO
         self._withdrawn: set[int] = set()                   # speculative ids no longer wanted
+        self._stalled: set[str] = set()                     # hosts with work whose slots were busy
         self._spec_seq = 0
 
     # -- the total queue ------------------------------------------------------
@@ -188,6 +189,7 @@ class HostFrontier:
         host = self._reserved.pop(item.id, None)
         if host is not None:
             self._schedule(host)
+        self._wake_stalled()
 
     def requeue(self, item: QueuedUrl, host: str, not_before: float | None = None) -> None:
         """Hand item out again later, first of host's queue, not before not_before
@@ -197,17 +199,18 @@ class HostFrontier:
         previous = self._reserved.pop(item.id, None)
         if item.level > self.current_level:
             self._ahead -= 1
-        head = self._head.get(host, NONE)
-        self._next[item.id] = head
-        self._head[host] = item.id
-        if head == NONE:
-            self._tail[host] = item.id
+        self._insert(item.id, host)
         if not_before is not None:
             self._not_before[host] = max(not_before, self._not_before.get(host, not_before))
         self._scheduled.pop(host, None)   # its head changed: schedule it anew
         self._schedule(host)
         if previous is not None and previous != host:
             self._schedule(previous)
+        self._wake_stalled()
+
+    def _wake_stalled(self) -> None:
+        for host in list(self._stalled):
+            self._schedule(host)
 
     def done(self, item: QueuedUrl) -> None:
         """item is fully processed: its children were pushed before this call."""
@@ -230,7 +233,23 @@ class HostFrontier:
             self._next[tail] = item.id
         self._tail[host] = item.id
         if tail == NONE:
+            self._scheduled.pop(host, None)   # it may wait in the speculative lane
             self._schedule(host)
+
+    def _insert(self, item_id: int, host: str) -> None:
+        """Put an item handed out before back into host's chain in id order, so a
+        level's URLs never wait behind the next level's (a requeue is rare: a
+        retry, a redirect, a host's first robots.txt; the walk is short)."""
+        previous, current = NONE, self._head.get(host, NONE)
+        while current != NONE and current < item_id:
+            previous, current = current, self._next[current]
+        self._next[item_id] = current
+        if previous == NONE:
+            self._head[host] = item_id
+        else:
+            self._next[previous] = item_id
+        if current == NONE:
+            self._tail[host] = item_id
 
     def _schedule(self, host: str) -> None:
         """Put host in the heap of its head's level at the time it may start;
@@ -240,7 +259,12 @@ class HostFrontier:
             return
         ready = max(self._readiness.ready_at(host), self._not_before.get(host, float("-inf")))
         if ready == float("inf"):
-            return   # fetched() or requeue() brings it back
+            # Its slots are busy: a fetch of ours, or a request GetPage made
+            # without our reservation (a robots.txt redirect). Asked again
+            # whenever a fetch ends, so neither can leave it out for good.
+            self._stalled.add(host)
+            return
+        self._stalled.discard(host)
         self._seq += 1
         self._scheduled[host] = (ready, self._seq)
         lane = self._queue[head].level if head != NONE else SPECULATIVE
