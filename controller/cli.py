@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
+from controller.configfile import InputError, read_config, read_seed_file, settings_as_toml
 from controller.config import (CONTENT_DEDUP_MODES, DEFAULT_USER_AGENT, MAX_SIMHASH_DISTANCE,
                                TEXT_MODES, VERSION, ConfigError, CrawlConfig, default_processes)
 from controller.crawl import Crawl
@@ -166,18 +167,26 @@ def crawl_options(func):
               help="Continue the crawl in --out (after Ctrl-C, a kill or a crash); seeds and "
                    "URL rules are taken from it unless given.")
 @click.option("--overwrite", is_flag=True, help="Replace the crawl files in a non-empty --out.")
+@click.option("--input-file", "-i", "seed_files", multiple=True, metavar="FILE",
+              help="Also read seeds from FILE, one URL a line (# comments); - reads standard "
+                   "input (repeatable).")
+@click.option("--config", "config_file", type=click.Path(path_type=Path), metavar="FILE.toml",
+              help="Read options (and seeds) from a TOML file, by the options' names "
+                   "(max-depth = 2); options given here win. crawler config DIR writes one.")
 @crawl_options
 @click.pass_context
-def crawl(ctx, seeds, out, resume, overwrite, **options) -> None:
+def crawl(ctx, seeds, out, resume, overwrite, seed_files, config_file, **options) -> None:
     """Crawl breadth-first from SEED URLs and save pages, text, index and trace in --out.
 
     \b
     Examples:
       crawler crawl https://example.org/ --out example --max-depth 2 --delay 2
+      crawler crawl -i seeds.txt --config course.toml --out example
       crawler crawl --out example --resume        (continue it after a stop)
     """
+    seeds, out, from_file = _seeds_and_config(ctx, seeds, out, seed_files, config_file, options)
     if resume:
-        seeds, options = _saved_settings(ctx, out, seeds, options)
+        seeds, options = _saved_settings(ctx, out, seeds, options, from_file)
     elif not seeds:
         raise click.UsageError("Missing argument 'SEED...': give at least one start URL, "
                                "or --resume to continue a crawl")
@@ -186,7 +195,28 @@ def crawl(ctx, seeds, out, resume, overwrite, **options) -> None:
     _exit_for(stats)
 
 
-def _saved_settings(ctx, out: Path, seeds, options: dict):
+def _seeds_and_config(ctx, seeds, out: Path, seed_files, config_file, options: dict):
+    """Seeds from the command line, -i files and --config, merged in that order;
+    --config's options where the command line gave none. (seeds, out, the
+    names the config file set.)"""
+    try:
+        file_seeds = [seed for name in seed_files for seed in read_seed_file(name)]
+        values = read_config(config_file, ctx.command, ctx) if config_file else {}
+    except InputError as exc:
+        raise click.UsageError(str(exc)) from None
+    config_seeds = values.pop("seeds", [])
+    set_here = set()
+    for name, value in values.items():
+        if ctx.get_parameter_source(name) == ParameterSource.DEFAULT:
+            set_here.add(name)
+            if name == "out":
+                out = value
+            else:
+                options[name] = value
+    return (*seeds, *file_seeds, *config_seeds), out, set_here
+
+
+def _saved_settings(ctx, out: Path, seeds, options: dict, from_file: set = frozenset()):
     """For --resume: every setting the user did not give comes from the crawl in
     --out (its --delay and --max-pages too, not the defaults), so
     `crawler crawl --out DIR --resume` continues the crawl as it was started;
@@ -202,10 +232,13 @@ def _saved_settings(ctx, out: Path, seeds, options: dict):
     if not isinstance(saved, dict) or not isinstance(saved.get("seeds"), list):
         raise click.UsageError(f"{saved_file} is not a crawl's settings (no seeds list); restore "
                                f"it, or start anew with --overwrite")
+    def default(name: str) -> bool:
+        return ctx.get_parameter_source(name) == ParameterSource.DEFAULT and name not in from_file
+
     for name in options:
-        if name in saved and ctx.get_parameter_source(name) == ParameterSource.DEFAULT:
+        if name in saved and default(name):
             options[name] = tuple(saved[name]) if isinstance(saved[name], list) else saved[name]
-    if "obey_robots" in saved and ctx.get_parameter_source("ignore_robots") == ParameterSource.DEFAULT:
+    if "obey_robots" in saved and default("ignore_robots"):
         options["ignore_robots"] = not saved["obey_robots"]
     return seeds or tuple(saved["seeds"]), options
 
@@ -438,6 +471,25 @@ def _demo_server(site, port: int):
     except OSError as exc:
         raise click.UsageError(f"cannot start the demo site on port {port}: "
                                f"{exc.strerror or exc}; choose another --port") from None
+
+
+@cli.command("config")
+@click.argument("crawl_dir", metavar="DIR", type=click.Path(path_type=Path))
+def config_of(crawl_dir) -> None:
+    """Print the crawl in DIR's settings as a config file for crawl --config.
+
+    \b
+    Example (the same crawl again, into another directory):
+      crawler config study-1 > study.toml
+      crawler crawl --config study.toml --out study-2
+    """
+    saved_file = crawl_dir / STATE_DIR / SETTINGS_FILE
+    try:
+        saved = json.loads(saved_file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeError, json.JSONDecodeError) as exc:
+        raise click.UsageError(f"{saved_file} cannot be read ({exc}); give a crawl directory "
+                               f"(one that crawler crawl --out wrote)") from None
+    click.echo(settings_as_toml(saved, crawl), nl=False)
 
 
 @cli.command("warc-index")
