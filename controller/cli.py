@@ -19,7 +19,7 @@ from controller.config import (CONTENT_DEDUP_MODES, DEFAULT_USER_AGENT, MAX_SIMH
                                TEXT_MODES, VERSION, ConfigError, CrawlConfig, default_processes)
 from controller.crawl import Crawl
 from controller.resume import MUST_MATCH, SETTINGS_FILE, STATE_DIR, WARC_FILE, refuse_if_locked
-from controller.progress import Progress
+from controller.progress import Progress, in_force
 from controller.report import (FORMATS, TOP_LINKS, ReportError, build_report, level_table,
                                render_report, summary_lines)
 from controller.store import OutputError
@@ -67,7 +67,8 @@ FETCH_OPTIONS = [
                  help="Seconds allowed per request, connect and whole body."),
     click.option("--max-bytes", type=click.IntRange(min=1), default=10_000_000, show_default=True,
                  help="Largest page body kept, in bytes (after decompression)."),
-    click.option("--max-redirects", type=click.IntRange(min=0), default=10, show_default=True),
+    click.option("--max-redirects", type=click.IntRange(min=0), default=10, show_default=True,
+                 help="Longer redirect chains are recorded as errors."),
     click.option("--user-agent", default=DEFAULT_USER_AGENT, show_default=True,
                  help="User-Agent header: NAME/VERSION first, then comments, e.g. "
                       "'mybot/1.0 (+https://example.org/bot)'; robots.txt groups match NAME."),
@@ -150,16 +151,47 @@ PARSE_OPTIONS = [
 ]
 
 
+# How `crawl --help` groups the options: a title, then the options' lists.
+OPTION_GROUPS = (("Input and output", None), ("Limits", LIMIT_OPTIONS),
+                 ("Fetching and politeness", FETCH_OPTIONS), ("Scope and traps", SCOPE_OPTIONS),
+                 ("Content", CONTENT_OPTIONS), ("Dedup, reader, display", PARSE_OPTIONS))
+
+
 def crawl_options(func):
     """The options of `crawl`, each with its unit and default (`--help` lists
-    them in this order)."""
+    them in this order, in OPTION_GROUPS)."""
     for option in reversed(LIMIT_OPTIONS + FETCH_OPTIONS + SCOPE_OPTIONS + CONTENT_OPTIONS
                            + PARSE_OPTIONS):
         func = option(func)
     return func
 
 
-@cli.command()
+class GroupedCommand(click.Command):
+    """A command whose --help shows its options under the OPTION_GROUPS titles."""
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        grouped = {}
+        for title, options in OPTION_GROUPS[1:]:
+            for option in options:
+                grouped[_decorated_name(option)] = title
+        sections: dict[str, list] = {title: [] for title, _ in OPTION_GROUPS}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is not None:
+                sections[grouped.get(param.name, OPTION_GROUPS[0][0])].append(record)
+        for title, records in sections.items():
+            if records:
+                with formatter.section(title):
+                    formatter.write_dl(records)
+
+
+def _decorated_name(option) -> str:
+    """The parameter name a click.option(...) decorator would give."""
+    probe = option(lambda **kwargs: None)
+    return probe.__click_params__[-1].name
+
+
+@cli.command(cls=GroupedCommand)
 @click.argument("seeds", nargs=-1, metavar="SEED...")
 @click.option("--out", "-o", type=click.Path(path_type=Path), default=Path("crawl-out"),
               show_default=True, help="Output directory.")
@@ -273,6 +305,8 @@ def run_crawl(config: CrawlConfig, expected=None, *, resume=False, overwrite=Fal
                       resume=resume, overwrite=overwrite)
     except OutputError as exc:
         raise click.UsageError(str(exc)) from None
+    if progress:
+        progress.echo(in_force(config))
     previous = {sig: signal.signal(sig, _stopper(crawl, progress))
                 for sig in (signal.SIGINT, signal.SIGTERM)}
     try:

@@ -185,3 +185,20 @@ def _clock(seconds: float) -> str:
     minutes, secs = divmod(int(seconds), 60)
     hours, minutes = divmod(minutes, 60)
     return f"{hours}:{minutes:02}:{secs:02}" if hours else f"{minutes}:{secs:02}"
+
+
+def in_force(config) -> str:
+    """The one line a crawl starts with: the limits and the politeness rate it
+    runs under (a first crawl with the defaults should not surprise anyone)."""
+    parts = [f"depth <= {config.max_depth}" if config.max_depth else "any depth",
+             f"<= {config.max_pages} URLs" if config.max_pages else "no URL limit"]
+    if config.max_seconds:
+        parts.append(f"<= {config.max_seconds:g} s")
+    if config.delay:
+        rate = config.per_host / config.delay
+        parts.append(f"{rate:g} request/s per host (--delay {config.delay:g}"
+                     + (f", --per-host {config.per_host})" if config.per_host > 1 else ")"))
+    else:
+        parts.append(f"no delay between requests to a host (--per-host {config.per_host})")
+    parts.append("robots.txt obeyed" if config.obey_robots else "robots.txt ignored")
+    return "crawling with " + ", ".join(parts)

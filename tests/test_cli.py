@@ -155,3 +155,35 @@ def test_a_corrupt_settings_file_on_resume_is_one_line_not_a_traceback(tmp_path,
     done = crawler("crawl", "--out", str(out), "--resume")
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert "settings.json cannot be read" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_crawl_help_groups_the_options_and_every_option_has_its_text():
+    import click as click_module
+    from controller.cli import OPTION_GROUPS, crawl as crawl_command
+    missing = [p.name for p in crawl_command.params
+               if isinstance(p, click_module.Option) and not p.help]
+    assert missing == []
+    text = crawler("crawl", "--help").stdout
+    titles = [title for title, _ in OPTION_GROUPS]
+    positions = [text.index(f"\n{title}:\n") for title in titles]
+    assert positions == sorted(positions)
+    limits = text[text.index("\nLimits:\n"):text.index("\nFetching and politeness:\n")]
+    assert "--max-depth" in limits and "--delay" not in limits
+
+
+def test_a_crawl_starts_with_one_line_of_what_is_in_force(tmp_path, serve):
+    from controller.config import CrawlConfig
+    from controller.progress import in_force
+    assert in_force(CrawlConfig(seeds=("http://h/",), out=tmp_path)) == (
+        "crawling with depth <= 3, <= 1000 URLs, 1 request/s per host (--delay 1), "
+        "robots.txt obeyed")
+    assert in_force(CrawlConfig(seeds=("http://h/",), out=tmp_path, max_depth=0, max_pages=0,
+                                delay=0.5, per_host=2, obey_robots=False, max_seconds=60)) == (
+        "crawling with any depth, no URL limit, <= 60 s, 4 request/s per host (--delay 0.5, "
+        "--per-host 2), robots.txt ignored")
+    with serve(lambda request: (200, {"Content-Type": "text/html"}, b"<p>ok</p>")) as (url, log):
+        done = crawler("crawl", url, "--out", str(tmp_path / "o"), "--delay", "0")
+    assert done.returncode == 0
+    assert done.stderr.splitlines()[0] == ("crawling with depth <= 3, <= 1000 URLs, no delay "
+                                           "between requests to a host (--per-host 1), "
+                                           "robots.txt obeyed")
