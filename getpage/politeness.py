@@ -39,7 +39,9 @@ def host_key(url: str) -> str:
     scheme, host, port = url_authority(url)
     if not host:
         raise ValueError(f"no host in {url!r}")
-    return f"{host}:{port or DEFAULT_PORTS.get(scheme, 0)}"
+    # Port 0 is its own key (a URL GetPage refuses), not the default port's:
+    # it must not take a real server's slot and delay.
+    return f"{host}:{DEFAULT_PORTS.get(scheme, 0) if port is None else port}"
 
 
 class Cancelled(Exception):

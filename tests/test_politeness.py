@@ -107,6 +107,7 @@ def test_bad_settings_are_rejected():
     ("https://example.com/a", "example.com:443"),
     ("http://example.com:8080/a", "example.com:8080"),
     ("http://user:pw@example.com/", "example.com:80"),
+    ("http://example.com:0/", "example.com:0"),   # not the default port's slot
 ])
 def test_host_key(url, key):
     assert host_key(url) == key
