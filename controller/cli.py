@@ -170,10 +170,8 @@ class GroupedCommand(click.Command):
     """A command whose --help shows its options under the OPTION_GROUPS titles."""
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        grouped = {}
-        for title, options in OPTION_GROUPS[1:]:
-            for option in options:
-                grouped[_decorated_name(option)] = title
+        grouped = {param.name: title for title, options in OPTION_GROUPS[1:]
+                   for param in _params_of(options)}
         sections: dict[str, list] = {title: [] for title, _ in OPTION_GROUPS}
         for param in self.get_params(ctx):
             record = param.get_help_record(ctx)
@@ -185,10 +183,12 @@ class GroupedCommand(click.Command):
                     formatter.write_dl(records)
 
 
-def _decorated_name(option) -> str:
-    """The parameter name a click.option(...) decorator would give."""
-    probe = option(lambda **kwargs: None)
-    return probe.__click_params__[-1].name
+def _params_of(options) -> list[click.Parameter]:
+    """The parameters a list of click.option(...) decorators makes."""
+    probe = lambda **kwargs: None   # noqa: E731 (decorated only to read its parameters)
+    for option in options:
+        probe = option(probe)
+    return probe.__click_params__
 
 
 @cli.command(cls=GroupedCommand)

@@ -397,9 +397,10 @@ class Crawl:
                 self._offer(visit.digest.links, item.level + 1)
             return
         self._record(item, visit)
+        # Parked pages are all of the level after the open one: once it opens,
+        # all of them are recorded (which may open the next, parking none).
         while self._parked and self._parked[0][0].level <= self.frontier.current_level:
-            ready = [(i, v) for i, v in self._parked if i.level <= self.frontier.current_level]
-            self._parked = [(i, v) for i, v in self._parked if i.level > self.frontier.current_level]
+            ready, self._parked = self._parked, []
             for parked_item, parked_visit in sorted(ready, key=lambda pair: pair[0].id):
                 self._record(parked_item, parked_visit)
 

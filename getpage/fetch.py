@@ -241,6 +241,15 @@ class Fetcher:
         queued after all.
         """
         started = time.perf_counter()
+        result = self._fetch_once(url, reserved, resume, speculative)
+        elapsed = (resume.elapsed_ms if resume else 0.0) + (time.perf_counter() - started) * 1000
+        if result.pending is not None:   # the time spent so far goes on with it
+            return replace(result, pending=replace(result.pending, elapsed_ms=elapsed))
+        return replace(result, elapsed_ms=elapsed)
+
+    def _fetch_once(self, url: str, reserved: bool, resume: Continuation | None,
+                    speculative: bool) -> FetchResult:
+        """fetch() but for the time: the redirect chain, with this call's slots."""
         resume_host = host_key(resume.url) if resume else None
         slots = _Slots(reserved=(resume_host or _host_or_none(url)) if reserved else None)
         self._local.slots = slots if reserved else None
@@ -250,16 +259,13 @@ class Fetcher:
             return FetchResult(url=url, final_url="", cancelled=True,
                                error="cancelled: the crawl stopped before the request was sent")
         except _NotNow as wait:
-            return FetchResult(url=url, final_url="", pending=replace(
-                wait.continuation, elapsed_ms=(resume.elapsed_ms if resume else 0.0)
-                + (time.perf_counter() - started) * 1000))
+            return FetchResult(url=url, final_url="", pending=wait.continuation)
         finally:
             self._local.slots = None
             if slots.reserved is not None:   # the reservation was not needed after all
                 self._gate.release(slots.reserved)
-        elapsed = (resume.elapsed_ms if resume else 0.0) + (time.perf_counter() - started) * 1000
         return replace(hop.result, url=url, redirects=redirects, attempts=hop.attempts,
-                       error=refusal or hop.result.error, exchanges=exchanges, elapsed_ms=elapsed)
+                       error=refusal or hop.result.error, exchanges=exchanges)
 
     @property
     def gate(self) -> PolitenessGate:

@@ -2,7 +2,6 @@
 address (127.0.0.x), every root a seed. The scheduler must keep every host's
 requests at least the delay apart as the servers saw them, keep levels
 exact, and survive a kill and --resume."""
-import csv
 import signal
 import subprocess
 import sys
@@ -16,6 +15,7 @@ from controller.config import CrawlConfig
 from controller.crawl import Crawl
 from demosite import Response
 from demosite.server import serve
+from crawldir import rows_of
 
 # The crawler's clock counts a request from when it is sent, the server's
 # from when its headers arrive: the first request to a host also opens the
@@ -82,11 +82,6 @@ def truth(roots):
                 levels[link] = levels[url] + 1
                 todo.append(link)
     return levels
-
-
-def rows_of(out):
-    with open(out / "index.csv", newline="", encoding="utf-8") as f:
-        return [r for r in csv.DictReader(f) if r.get("title") is not None]
 
 
 def gaps_per_host(logs):

@@ -3,7 +3,6 @@ kill -- -PGID, systemd, docker stop, Slurm and CI cancels send): a clean
 stop with exit 143 and no traceback, nothing committed that was not
 really fetched and parsed, and `--resume` ends with exactly the
 uninterrupted result."""
-import csv
 import os
 import signal
 import subprocess
@@ -16,19 +15,10 @@ import pytest
 from controller.config import CrawlConfig
 from controller.crawl import Crawl
 import bigsite
+from crawldir import committed, rows_of
 
 PAGES = 1500
 TERM_AT = (150, 600, 1100)   # committed rows at which the process group gets SIGTERM
-
-
-def rows_of(out):
-    with open(out / "index.csv", newline="", encoding="utf-8") as f:
-        return [r for r in csv.DictReader(f) if r.get("title") is not None]
-
-
-def committed(out):
-    path = out / "index.csv"
-    return path.read_bytes().count(b"\n") - 1 if path.exists() else 0
 
 
 def crawler(url, out, *extra):

@@ -214,9 +214,7 @@ class HostFrontier:
 
     def done(self, item: QueuedUrl) -> None:
         """item is fully processed: its children were pushed before this call."""
-        self._processed += 1
-        if item.level > self.current_level:
-            self._ahead -= 1
+        self._processed += 1   # (items of a level are done only once it is open)
         self._close_levels()
 
     def exhausted(self) -> bool:
