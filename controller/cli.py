@@ -20,7 +20,7 @@ from controller.config import (CONTENT_DEDUP_MODES, DEFAULT_USER_AGENT, MAX_SIMH
 from controller.crawl import Crawl
 from controller.resume import MUST_MATCH, SETTINGS_FILE, STATE_DIR, WARC_FILE, refuse_if_locked
 from controller.progress import Progress, in_force
-from controller.report import (FORMATS, TOP_LINKS, ReportError, build_report, level_table,
+from controller.readers.report import (FORMATS, TOP_LINKS, ReportError, build_report, level_table,
                                render_report, summary_lines)
 from controller.store import OutputError
 from textfilter import EXTRACTORS
@@ -394,12 +394,12 @@ def report(crawl_dir, fmt, top, plot_png) -> None:
     """
     try:
         if plot_png is not None:
-            from controller.plot import check_plotting
+            from controller.readers.plot import check_plotting
             check_plotting()   # before anything is printed
         result = build_report(crawl_dir, top=top)
         click.echo(render_report(result, fmt), nl=False)
         if plot_png is not None:
-            from controller.plot import write_plot
+            from controller.readers.plot import write_plot
             write_plot(result, plot_png)
             click.echo(f"plot written to {plot_png}", err=True)
     except ReportError as exc:

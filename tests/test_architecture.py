@@ -35,3 +35,15 @@ def test_dependencies_point_one_way(package):
 def test_packages_are_imported_from_this_repository(package):
     module = importlib.import_module(package)
     assert Path(module.__file__).resolve().parent == ROOT / package
+
+
+def test_engine_does_not_import_the_readers():
+    engine = [path for path in (ROOT / "controller").glob("*.py")
+              if path.name not in {"cli.py", "__init__.py"}]
+    for path in engine:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        modules = {node.module for node in ast.walk(tree)
+                   if isinstance(node, ast.ImportFrom) and node.module}
+        modules |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+                    for alias in node.names}
+        assert not {m for m in modules if m.startswith("controller.readers")}, path.name

@@ -100,7 +100,7 @@ class CrawlFiles:
     notes: tuple[str, ...]        # what was missing or cut off, one sentence each
 
 
-def read_crawl(path: Path) -> CrawlFiles:
+def read_files(path: Path) -> CrawlFiles:
     """Read every file of the crawl in ``path``; ReportError if it holds none."""
     path = Path(path)
     _check_is_crawl(path)

@@ -4,7 +4,7 @@ Owns what a person reads about a crawl: ``level_table`` and
 ``summary_lines`` (printed at the end of every crawl from its stats), and
 ``build_report`` / ``render_report``, which read a crawl directory
 afterwards, or while it runs, or after it was killed (through
-controller/reading.py, so partial files are fine and said to be partial)
+controller/readers/files.py, so partial files are fine and said to be partial)
 and render it as text, Markdown or JSON. Reading a report never needs the
 network or the crawl's seeds.
 
@@ -23,9 +23,9 @@ from datetime import datetime
 from pathlib import Path
 
 from controller.lock import holder
-from controller.reading import CrawlFiles, PageRow, ReportError, Run, read_crawl
+from controller.readers.files import CrawlFiles, PageRow, ReportError, Run, read_files
 from controller.resume import lock_path
-from controller.tables import Table
+from controller.readers.tables import Table
 
 __all__ = ["Report", "ReportError", "build_report", "render_report", "level_table",
            "summary_lines", "FORMATS"]
@@ -247,7 +247,7 @@ def build_report(crawl_dir: Path, *, top: int = TOP_LINKS) -> Report:
     Raises ReportError (one-line message) when the directory is missing,
     empty, unreadable or holds no crawl (no index.csv).
     """
-    files = read_crawl(Path(crawl_dir))
+    files = read_files(Path(crawl_dir))
     runs = files.runs
     # Without a trace, stats.json alone says a run reached its end.
     ended = runs[-1].ended if runs else files.stats is not None

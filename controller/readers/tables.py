@@ -1,6 +1,6 @@
 """Tables for people: one titled table, rendered as aligned text or as Markdown.
 
-Owns the layout of the report's sections (controller/report.py), so the
+Owns the layout of the report's sections (controller/readers/report.py), so the
 report decides only what goes in a table, never how columns line up.
 """
 from __future__ import annotations

@@ -17,8 +17,8 @@ import importlib.util
 from itertools import accumulate
 from pathlib import Path
 
-from controller.reading import ReportError
-from controller.report import Report, build_report, duration_text
+from controller.readers.files import ReportError
+from controller.readers.report import Report, build_report, duration_text
 
 INSTALL_HINT = "from the repository: .venv/bin/pip install -e '.[plot]' (or: pip install matplotlib)"
 FIGURE_INCHES = (11, 8)
