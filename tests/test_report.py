@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from controller.config import CrawlConfig
-from controller.crawl import Crawl
+from controller.engine import Crawl
 from controller.readers.plot import write_plot
 from controller.readers.report import ReportError, build_report, level_table, render_report
 from controller.store import INDEX_COLUMNS

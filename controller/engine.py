@@ -1,0 +1,648 @@
+"""Controller: the level-tracked breadth-first crawl loop.
+
+The loop (``Crawl.run``) is the design paper's flow chart: take URLs from
+URL_List, let worker threads GetPage them, let parser processes digest the
+HTML (TextFilter + GetURLs + the stateless half of URL_Filter, see
+digest.py), ask the URL-seen set which links are new, append those to
+URL_List, record the page, and repeat until a stop condition holds. Every
+piece of crawl state (seen-set, frontier, index, counters) is touched by
+this thread alone, apart from the seen-set check of redirect targets,
+which takes a lock.
+
+Content dedup: a page whose text an earlier page already had (same MD5 of
+its normalized text) is recorded with ``duplicate_of``, its links are not
+queued and it keeps no file the first copy has (its text file is the first
+copy's; its html file too, when the bytes are equal);
+with ``--content-dedup near`` a page within ``--simhash-distance`` of an
+earlier one is marked ``near_duplicate_of`` but kept and followed, because
+"near" is a threshold and losing a distinct page to a false match costs
+more than keeping a copy (index.csv lets users drop them afterwards).
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from queue import Empty, SimpleQueue
+from dataclasses import dataclass, replace
+
+from controller.config import CrawlConfig
+from controller.speculation import Speculation
+from controller.resume import (JOURNAL_FILE, STATE_DIR, WARC_FILE, PreviousCrawl, load_previous,
+                               prepare_out_dir, save_settings, settings_of)
+from controller.stats import build_stats
+from controller import wiring
+from controller.digest import Digest, DigestJob, DigestPool
+from controller.store import PageStore
+from controller.tally import Snapshot, Tally
+from controller.trace import TraceLog, utc_now
+from controller.extracted import ExtractedWriter, ExtractionTally
+from getpage import Fetcher, FetchResult, host_key
+from textfilter.duplicates import ContentVerdict
+from textfilter.fingerprint import body_md5
+from urllist import QueuedUrl
+from urllist.journal import QueueJournal, Replay, replay
+
+NO_VERDICT = ContentVerdict(None, None, None)
+POLL_SECONDS = 0.25  # how often the loop looks at stop requests while waiting
+PROGRESS_SECONDS = 0.2  # a progress display is updated at most this often
+MAX_IN_FLIGHT_PER_WORKER = 4  # fetched pages waiting for a parser, per fetch thread, at most
+
+
+@dataclass(frozen=True)
+class Restored:
+    """Totals of the earlier runs of a resumed crawl (rates cover this run only)."""
+    urls: int = 0
+    pages: int = 0
+    bytes: int = 0
+
+
+@dataclass(frozen=True)
+class Visit:
+    """One URL on its way through the loop: fetched, then (HTML only) digested."""
+    result: FetchResult
+    fetched_at: str
+    digest: Digest | None = None
+
+    @property
+    def needs_digest(self) -> bool:
+        return self.result.is_html and self.digest is None
+
+
+class Crawl:
+    """One crawl into config.out; ``resume=True`` continues the crawl found there."""
+
+    def __init__(self, config: CrawlConfig, *, fetcher=None, on_level=None, on_progress=None,
+                 resume: bool = False, overwrite: bool = False) -> None:
+        # One crawl per directory, held until run() ends (or this process does).
+        self.lock = prepare_out_dir(config, resume, overwrite)
+        try:
+            self._open(config, fetcher, resume)
+        except BaseException:
+            self.lock.release()
+            raise
+        self.on_level = on_level          # called with (level, LevelTally) when a level ends
+        self.on_progress = on_progress    # called with a Snapshot a few times a second at most
+
+    def _open(self, config: CrawlConfig, fetcher, resume: bool) -> None:
+        # Read (and tidy) what a stopped crawl left before any file is reopened.
+        previous = load_previous(config.out) if resume else None
+        self.config = config
+        self.resumed = resume
+        self.rules = wiring.url_rules(config)
+        self.traps = wiring.trap_guard(config)
+        self.seen = wiring.url_seen(config)
+        self.store = PageStore(config.out, append=resume)   # first: a bad --out fails before any lookup
+        self._gate = getattr(fetcher, "gate", None) or wiring.politeness(config)
+        self.fetcher = fetcher or wiring.fetcher(config, self._gate, self._redirect_check)
+        self._scheduled = isinstance(self.fetcher, Fetcher)
+        self.frontier = wiring.frontier(config, self._gate)
+        self.digester = wiring.digester(config, self.rules)
+        self.contents = wiring.content_seen(config)
+        self.in_links: Counter[str] = Counter()   # link target -> pages linking to it
+        self._open_content_files(previous)
+        self.trace = TraceLog(config.out / "trace.log", append=resume)
+        self.journal = QueueJournal(config.out / STATE_DIR / JOURNAL_FILE)
+        self.tally = Tally()
+        self._last_progress = 0.0
+        self.stop_reason = ""
+        self.parser_failure = ""     # why the parser processes broke, if they did
+        self.seeds_failed: list[dict] = []   # seeds whose row has an error
+        self._stop_now = False       # a stop that does not wait for the URLs handed out
+        self._cancelled = False      # fetches waiting for their host were told to give up
+        self._seen_lock = threading.Lock()
+        self._worker = threading.local()
+        self._handed_out = 0
+        self._fetching = 0             # URLs in fetch threads
+        self._resume: dict = {}        # id -> Continuation of a fetch that goes on later
+        self._parked: list[tuple[QueuedUrl, Visit]] = []   # fetched ahead of their level
+        self._speculation = Speculation(wiring.SPECULATE_PER_WORKER * config.workers)
+        self._adopted: list[tuple[QueuedUrl, Visit]] = []  # queued URLs whose fetch was speculative
+        self._redirected: list[str] = []   # speculated URLs a redirect reached first (fetch threads add)
+        self._levels_closed = 0
+        self._children_before: Counter[int] = Counter()  # queued by a page fetched again after a kill
+        self.restored = Restored()     # what earlier runs of a resumed crawl had done
+        if previous:
+            self._restore(previous, replay(self.journal.path))
+        else:
+            save_settings(config)
+        self._started = 0.0
+        self.parsers: DigestPool | None = None
+        self._in_flight: dict[Future, tuple[QueuedUrl, Visit | None]] = {}   # fetching or digesting
+        self._done: SimpleQueue[Future] = SimpleQueue()                       # futures that finished
+
+    def _open_content_files(self, previous: PreviousCrawl | None) -> None:
+        """extracted.csv (--extract) and crawl.warc.gz (--warc), continued on --resume."""
+        config, resume = self.config, previous is not None
+        self.extracted = self.extraction_tally = self.warc = None
+        if config.extract:
+            names = self.digester.extraction.names
+            self.extracted = ExtractedWriter(config.out, names, config.extract_jsonl, append=resume)
+            self.extraction_tally = (ExtractionTally.read(config.out, names) if resume
+                                     else ExtractionTally(names))
+        if config.warc:
+            from controller.warc import WarcArchive   # warcio: loaded only for --warc
+            self.warc = WarcArchive(config.out / WARC_FILE, append=resume, info=settings_of(config),
+                                    responses=previous.warc_responses if resume else None)
+
+    # -- the loop ---------------------------------------------------------
+    def run(self) -> dict:
+        self._started = time.monotonic()
+        if self.resumed:
+            self.trace.resume(self.tally.urls, len(self.frontier))
+        else:
+            self.trace.start(self.config.seeds)
+            self._enqueue(self.config.seeds, level=0, parent_id=None)
+        try:
+            self.parsers = (DigestPool(self.digester, self.config.processes)
+                            if self.config.processes else None)
+            try:
+                with ThreadPoolExecutor(self.config.workers, thread_name_prefix="getpage") as fetchers:
+                    self._loop(fetchers)
+            finally:
+                if self.parsers:   # also when the loop raises (a second Ctrl-C): no worker outlives us
+                    self.parsers.close()
+            return self._finish()
+        finally:
+            self.lock.release()   # last: whoever takes it next finds complete files
+
+    def _loop(self, fetchers: ThreadPoolExecutor) -> None:
+        """The paper's flow chart: hand out URLs, fetch, digest, record, until done."""
+        while not self._over():
+            self._hand_out(fetchers)
+            self._report_progress()
+            for future in _finished(self._done, self._wait_seconds()):
+                item, visit = self._in_flight.pop(future)
+                fetch_ended = visit is None
+                visit = self._collect(item, future, visit)
+                if fetch_ended:
+                    self._hand_out(fetchers)   # its host may go on now: before any recording
+                if visit is not None:
+                    self._dispatch(item, visit)
+                self._adopt()
+
+    def _dispatch(self, item: QueuedUrl, visit: Visit) -> None:
+        """A fetched page goes to a parser; a digested (or non-HTML) one is processed."""
+        if visit.needs_digest:
+            self._digest(item, visit)
+        else:
+            self._process(item, visit)
+
+    def _hand_out(self, fetchers: ThreadPoolExecutor) -> None:
+        for item in self._next_batch(self._in_flight):
+            self._track(fetchers.submit(self._visit, item), item)
+
+    def _over(self) -> bool:
+        """Stopping: once the requests already sent are in. Otherwise: once every
+        queued URL is processed (not when nothing is in flight: every host
+        may just be waiting out its delay)."""
+        if self.stop_reason:
+            return not self._in_flight
+        if self.frontier.exhausted() and not self._in_flight:
+            return True
+        if not self._in_flight and self.frontier.next_ready(self._gate.clock()) is None:
+            raise RuntimeError("the frontier holds URLs that no host will ever be ready for")
+        return False
+
+    def _wait_seconds(self) -> float:
+        """How long the loop may wait for a finished future: until the next host
+        is ready, if a fetch thread is free to take it."""
+        if (self._fetching >= self.config.workers or self.stop_reason
+                or len(self._in_flight) >= MAX_IN_FLIGHT_PER_WORKER * self.config.workers):
+            return POLL_SECONDS   # nothing could be handed out: wait for a future
+        ready = self.frontier.next_ready(self._gate.clock())
+        if ready is None:
+            return POLL_SECONDS
+        return min(POLL_SECONDS, max(0.0, ready - self._gate.clock()))
+
+    def _track(self, future: Future, item: QueuedUrl, visit: Visit | None = None) -> None:
+        """Remember what a future stands for; it reports itself on the done-queue.
+        (One queue instead of wait() over every future: wait() locks each of
+        them on every turn of the loop, and the lock traffic cost real CPU.)"""
+        self._in_flight[future] = (item, visit)
+        future.add_done_callback(self._done.put)
+
+    def request_stop(self, reason: str) -> None:
+        """Stop handing out URLs; requests already sent finish and are recorded.
+        Safe in a signal handler: the loop does the rest (``_next_batch``)."""
+        self.stop_reason = self.stop_reason or reason
+        # --max-pages alone lets the URLs handed out be fetched: they are
+        # within the budget the user asked for.
+        self._stop_now = self._stop_now or reason != "max-pages"
+
+    # -- steps of the loop ------------------------------------------------
+    def _next_batch(self, in_flight: dict) -> list[QueuedUrl]:
+        limits = self.config
+        fetching = self._fetching
+        if len(in_flight) >= MAX_IN_FLIGHT_PER_WORKER * limits.workers:
+            return []   # parsers are behind: bodies would pile up in memory
+        if limits.max_seconds and time.monotonic() - self._started >= limits.max_seconds:
+            self.request_stop("max-seconds")
+        if limits.max_pages and self._handed_out >= limits.max_pages:
+            self.request_stop("max-pages")
+        if self.stop_reason:
+            self._cancel_waiting()
+            return []
+        n = limits.workers - fetching
+        if limits.max_pages:
+            n = min(n, limits.max_pages - self._handed_out)
+        batch = self.frontier.pop(n, self._gate.clock())
+        for item in batch:
+            if item.id < 0:
+                self._speculation.handed_out(item)
+            else:
+                self._handed_out += 1
+        self._fetching += len(batch)
+        return batch
+
+    def _visit(self, item: QueuedUrl) -> Visit:
+        """Runs in a fetch thread: GetPage (and the digest too, without parser
+        processes). The frontier reserved a request slot on the URL's host
+        (or its continuation's) for it, so it never waits for the host."""
+        fetched_at = utc_now()
+        self._worker.item_id = item.id   # for _redirect_check, which GetPage calls in this thread
+        resume = self._resume.get(item.id)
+        if self._scheduled:
+            result = self.fetcher.fetch(item.url, reserved=True, resume=resume,
+                                        speculative=item.id < 0)
+        else:   # a fetcher that knows no gate (tests): the slot is given back here
+            try:
+                result = self.fetcher.fetch(item.url)
+            finally:
+                self._gate.release(host_key(item.url))
+        visit = Visit(result, fetched_at)
+        if visit.needs_digest and self.parsers is None:
+            visit = replace(visit, digest=self.digester(self._job(item, visit)))
+        return visit
+
+    def _cancel_waiting(self) -> None:
+        """A stop takes one request's time, not workers x delay: fetches still
+        waiting for their host give up and their URLs stay uncommitted."""
+        if self._stop_now and not self._cancelled:
+            self._cancelled = True
+            cancel = getattr(self.fetcher, "cancel_waiting", None)
+            if cancel is not None:
+                cancel()
+
+    def _collect(self, item: QueuedUrl, future: Future, visit: Visit | None) -> Visit | None:
+        """The Visit a finished future stands for: a fetch, or the digest of
+        one; None for a URL to leave uncommitted (never sent, or its parser
+        process died), so that --resume fetches it, or to hand out again
+        (a fetch that goes on later: a retry, a redirect to another host)."""
+        if visit is None:
+            self._fetching -= 1
+            visit = future.result()
+            if item.id < 0:
+                return self._speculated(item, visit)
+            pending = visit.result.pending
+            if pending is not None:
+                self._resume[item.id] = pending
+                self._handed_out -= 1
+                self.frontier.requeue(item, host_key(pending.url), pending.not_before)
+                return None
+            self._resume.pop(item.id, None)
+            self.frontier.fetched(item)
+            return None if visit.result.cancelled else visit
+        try:
+            digest = future.result()
+        except BrokenProcessPool as exc:
+            self._parsers_broke(exc)
+            return None
+        except Exception as exc:   # the digest itself failed on this page: record, go on
+            digest = Digest(error=f"parse: {type(exc).__name__}: {exc}")
+        if item.id < 0:            # a speculative page's links: speculate further
+            if item.url in self._speculation.bounds:
+                self._offer(digest.links, self._speculation.bounds[item.url] + 1)
+            return None
+        return replace(visit, digest=digest)
+
+    # -- speculative fetch-ahead (controller/speculation.py) -----------------
+    def _offer(self, links, bound: int) -> None:
+        """Speculate the links, of a page, that no page queued yet; ``bound`` is
+        the deepest level they can have."""
+        limits = self.config
+        if self.stop_reason or (limits.max_depth and bound > limits.max_depth):
+            return
+        for item in self._speculation.evict(self.frontier.current_level):
+            self.frontier.unspeculate(item)
+        with self._seen_lock:
+            for url in links:
+                if limits.max_pages and self._handed_out + len(self._speculation) >= limits.max_pages:
+                    return
+                if (self._speculation.wants(url) and url not in self.seen
+                        and self.traps.would_admit(url)):
+                    self._speculation.add(self.frontier.speculate(url, host_key(url)), bound)
+
+    def _speculated(self, item: QueuedUrl, visit: Visit) -> None:
+        """A speculative fetch ended: hand it to its real item, or keep it (and
+        read its links, to speculate one step further)."""
+        self.frontier.fetched(item)
+        if visit.result.cancelled:
+            self._speculation.dropped(item)
+            return None
+        bound = self._speculation.bounds.get(item.url, 0) + 1   # for the links on it
+        claim = self._speculation.fetched(item, visit)
+        if claim is not None:
+            self._adopted.append((claim, visit))
+        elif visit.digest is not None:   # --processes 0: read in the fetch thread
+            self._offer(visit.digest.links, bound)
+        elif visit.needs_digest:
+            self._digest(item, visit)   # links only: a negative id saves no files
+        return None
+
+    def _claim(self, items: list[QueuedUrl]) -> frozenset[int]:
+        """Ids of the URLs just queued whose fetch was speculative (handed
+        over now, or when it ends); withdraw those still waiting."""
+        taken = set()
+        for item in items:
+            state = self._speculation.claim(item)
+            if state == "taken":
+                taken.add(item.id)
+            elif isinstance(state, Visit):
+                taken.add(item.id)
+                self._adopted.append((item, state))
+            elif state is not None:
+                self.frontier.unspeculate(state)
+        return frozenset(taken)
+
+    def _adopt(self) -> None:
+        """Queued URLs whose response a speculative fetch got: on as if fetched now."""
+        while self._redirected:
+            with self._seen_lock:
+                url = self._redirected.pop()
+            waiting = self._speculation.forget(url)
+            if waiting is not None:
+                self.frontier.unspeculate(waiting)
+        while self._adopted:
+            item, visit = self._adopted.pop(0)
+            if self.stop_reason or (self.config.max_pages and self._handed_out >= self.config.max_pages):
+                continue   # stays uncommitted, as a URL never handed out (--resume fetches it)
+            self._handed_out += 1
+            pending = visit.result.pending
+            if pending is not None:   # a redirect, a retry: the real item goes on from there
+                self._resume[item.id] = pending
+                self._handed_out -= 1
+                self.frontier.requeue(item, host_key(pending.url), pending.not_before)
+            elif not visit.result.cancelled:
+                self._dispatch(item, replace(visit, digest=None))
+
+    def _process(self, item: QueuedUrl, visit: Visit) -> None:
+        """Record a page, or park it when it was fetched ahead of its level:
+        its children's level is known only once the open level closes."""
+        if item.level > self.frontier.current_level:
+            self._parked.append((item, visit))
+            if visit.digest is not None:
+                self._offer(visit.digest.links, item.level + 1)
+            return
+        self._record(item, visit)
+        # Parked pages are all of the level after the open one: once it opens,
+        # all of them are recorded (which may open the next, parking none).
+        while self._parked and self._parked[0][0].level <= self.frontier.current_level:
+            ready, self._parked = self._parked, []
+            for parked_item, parked_visit in sorted(ready, key=lambda pair: pair[0].id):
+                self._record(parked_item, parked_visit)
+
+    def _digest(self, item: QueuedUrl, visit: Visit) -> None:
+        if self.parsers is None:   # --processes 0: here (a speculative page adopted)
+            self._process(item, replace(visit, digest=self.digester(self._job(item, visit))))
+            return
+        try:
+            self._track(self.parsers.submit(self._job(item, visit)), item, visit)
+        except BrokenProcessPool as exc:
+            self._parsers_broke(exc)
+
+    def _parsers_broke(self, exc: BrokenProcessPool) -> None:
+        """A parser process died (killed, out of memory): every page it and
+        the other parsers held is lost to this run, not to the crawl."""
+        self.parser_failure = self.parser_failure or f"{type(exc).__name__}: {exc}"
+        self.request_stop("parser-died")
+
+    @staticmethod
+    def _job(item: QueuedUrl, visit: Visit) -> DigestJob:
+        return DigestJob(item.id, visit.result.final_url, visit.result.body, visit.result.text)
+
+    def _record(self, item: QueuedUrl, visit: Visit) -> None:
+        """Children are journaled before the page's index row, the commit mark."""
+        result, digest = visit.result, visit.digest or Digest()
+        verdict = self._judge_content(item, digest)
+        original = verdict.duplicate_of
+        if original is not None:
+            digest = self._as_duplicate(item, digest, original)
+        new = []
+        if original is None:
+            if self._expands(item):
+                new = self._enqueue(digest.links, item.level + 1, item.id)
+            else:
+                self._count_beyond_depth(digest.links)
+        new_count = len(new) + self._children_before.pop(item.id, 0)
+        self.in_links.update(digest.links)   # every target, known yet or not: order-free
+        self.store.add_edges(item.id, item.url, digest.links)
+        error = result.error or digest.error
+        if error and item.level == 0:
+            self.seeds_failed.append({"url": item.url, "error": error})
+        self.trace.fetch(item.level, item.id, result.status, len(result.body),
+                         result.elapsed_ms, item.url, error)
+        self._archive(item, result, digest, original)
+        self.store.add_row(_row(item, visit, digest, new_count, verdict))
+        self.tally.count_page(item.level, error, digest, new_count, len(result.body))
+        self.tally.count_content(item.level, original is not None, verdict.near_duplicate_of is not None)
+        self.frontier.done(item)
+        self._close_levels()
+
+    # -- content: duplicates, extraction, WARC ----------------------------
+    def _judge_content(self, item: QueuedUrl, digest: Digest) -> ContentVerdict:
+        if self.contents is None or not digest.content_md5:
+            return NO_VERDICT
+        return self.contents.check(item.id, digest.content_md5, digest.simhash)
+
+    def _as_duplicate(self, item: QueuedUrl, digest: Digest, original: int) -> Digest:
+        """A duplicate shares its original's text file, and its html file only
+        when the bytes are equal too: a row's html_path always holds the bytes
+        its own URL served (the same article in another encoding or markup is
+        text-equal but not byte-equal). The parser process saved both files
+        before the Controller, which holds the content memory, could judge."""
+        out = self.config.out
+        (out / digest.text_path).unlink(missing_ok=True)
+        html_path = digest.html_path
+        original_html = f"pages/{original}.html"
+        original_file = out / original_html
+        if original_file.is_file() and body_md5(original_file.read_bytes()) == digest.body_md5:
+            (out / html_path).unlink(missing_ok=True)
+            html_path = original_html
+        return replace(digest, html_path=html_path, text_path=f"text/{original}.txt",
+                       extracted=None)
+
+    def _archive(self, item: QueuedUrl, result: FetchResult, digest: Digest,
+                 original: int | None) -> None:
+        """Extraction rows and WARC records go out before the index row (the
+        commit mark), so a resumed crawl can drop those of uncommitted pages."""
+        if self.extracted is not None and digest.extracted is not None:
+            self.extracted.add(item.id, result.final_url or item.url, digest.extracted)
+            self.extraction_tally.count(digest.extracted)
+        if self.warc is not None and result.exchanges:
+            revisit = self.warc.response_of(original) if original is not None else None
+            self.warc.write_page(result.exchanges, page_id=item.id, revisit_of=revisit)
+
+    # -- URL_Filter and URL_List ------------------------------------------
+    def _expands(self, item: QueuedUrl) -> bool:
+        return not self.config.max_depth or item.level < self.config.max_depth
+
+    def _enqueue(self, urls, level: int, parent_id: int | None) -> list[QueuedUrl]:
+        items: list[QueuedUrl] = []
+        with self._seen_lock:
+            for url in urls:
+                reason = self.traps.admit(url) if self.seen.add(url) else "seen"
+                if reason:
+                    self.tally.skipped[reason] += 1
+                else:
+                    items.append(QueuedUrl(self.frontier.next_id + len(items), url, level, parent_id))
+            self.journal.queued(items)
+        self.frontier.push(items, taken=self._claim(items))
+        return items
+
+    def _count_beyond_depth(self, urls) -> None:
+        """Links of a page at --max-depth that no page before had: URLs the
+        limit kept out. Marking them seen is safe: every page processed from
+        now on is at the same depth, so none of them could ever be queued."""
+        with self._seen_lock:
+            self.tally.skipped["depth"] += sum(map(self.seen.add, urls))
+
+    def _redirect_check(self, url: str) -> str | None:
+        """Called by GetPage for each redirect hop: the target must pass URL_Filter
+        and be new, so a page reached by a redirect is still fetched once."""
+        target = self.digester.normalize(url, None)
+        if target is None:
+            return "not http(s)"
+        reason = self.rules.reject_reason(target)
+        if reason:
+            return f"out of {reason} rules"
+        with self._seen_lock:
+            if not self.seen.add(target):
+                return "target already seen"
+            if target in self._speculation:
+                # The redirect wins, as it would without speculation (nothing
+                # may be lost: the page that linked to it may turn out a
+                # duplicate whose links are not queued). A speculative fetch
+                # of it not started yet is withdrawn by the loop.
+                self._redirected.append(target)
+            self.journal.seen(self._worker.item_id, target)
+            return self.traps.admit(target)
+
+    def _restore(self, previous: PreviousCrawl, journal: Replay) -> None:
+        """Rebuild frontier, seen-set, trap counters and tallies from the disk."""
+        done = previous.done_ids
+        self.frontier.restore(journal.items, done)
+        marks = [url for source, url in journal.seen_marks if source in done]
+        for url in [item.url for item in journal.items] + marks:
+            self.seen.add(url)
+            self.traps.admit(url)
+        for row in previous.rows:
+            self.tally.count_row(row)
+            if row["level"] == "0" and row["error"]:
+                self.seeds_failed.append({"url": row["url"], "error": row["error"]})
+            if self.contents is not None and row["content_md5"] and not row["duplicate_of"]:
+                self.contents.remember(int(row["id"]), row["content_md5"],
+                                       int(row["simhash"], 16) if row["simhash"] else None)
+        self.in_links.update(previous.link_targets)
+        self._children_before = Counter(item.parent_id for item in journal.items
+                                        if item.parent_id is not None and item.parent_id not in done)
+        self._handed_out = len(done)
+        self.restored = Restored(self.tally.urls, self.tally.pages, self.tally.bytes)
+        flags = self.frontier.level_flags
+        for k in range(self.frontier.finished_levels):
+            self.tally.level(k).m = flags[k + 1] if k + 1 < len(flags) else len(self.frontier)
+        self._levels_closed = self.frontier.finished_levels
+
+    def _report_progress(self) -> None:
+        now = time.monotonic()
+        if self.on_progress is None or now - self._last_progress < PROGRESS_SECONDS:
+            return
+        self._last_progress = now
+        level = self.frontier.current_level
+        flags = self.frontier.level_flags
+        start = flags[level - 1] if level else 0
+        done_before = sum(self.tally.level(k).urls for k in range(level))
+        self.on_progress(Snapshot(
+            elapsed=now - self._started, level=level,
+            level_done=self.tally.urls - done_before,
+            level_size=(flags[level] if level < len(flags) else len(self.frontier)) - start,
+            urls=self.tally.urls, pages=self.tally.pages, errors=self.tally.errors,
+            bytes=self.tally.bytes, queue_total=len(self.frontier),
+            ahead=len(self._parked) + len(self._speculation.kept)))
+
+    # -- levels and the end -----------------------------------------------
+    def _close_levels(self) -> None:
+        flags = self.frontier.level_flags
+        while self._levels_closed < self.frontier.finished_levels:
+            k = self._levels_closed
+            self._levels_closed += 1
+            level = self.tally.level(k)
+            level.m = flags[k + 1] if k + 1 < len(flags) else len(self.frontier)
+            self.trace.level(k, level.urls, level.new_urls, level.m)
+            self.journal.sync()
+            self.store.sync()
+            if self.on_level:
+                self.on_level(k, level)
+
+    def speculation_stats(self) -> dict:
+        return self._speculation.stats()
+
+    def stop_detail(self, reason: str) -> str:
+        """The stop reason in words, with what the limit left out."""
+        if reason == "max-depth":
+            return (f"max-depth: {self.tally.skipped['depth']} URLs beyond depth "
+                    f"{self.config.max_depth}")
+        if reason == "parser-died":
+            return f"parser-died: {self.parser_failure}"
+        return reason
+
+    def _finish(self) -> dict:
+        reason = self.stop_reason or ("max-depth" if self.tally.skipped["depth"] else "queue-empty")
+        elapsed = time.monotonic() - self._started
+        # in_links first: END and stats.json say the crawl is complete.
+        self.store.close()
+        self.store.fill_in_links(self.in_links, lambda url: self.digester.normalize(url, None))
+        stats = build_stats(self, reason, elapsed)
+        self.trace.end(reason, self.tally.urls, elapsed)
+        self.store.write_stats(stats)
+        for writer in (self.extracted, self.warc):
+            if writer is not None:
+                writer.close()
+        self.trace.close()
+        self.journal.close()
+        self.fetcher.close()
+        return stats
+
+
+def _finished(done: SimpleQueue, timeout: float) -> list[Future]:
+    """Futures that finished: wait up to ``timeout`` for one, then take all there are."""
+    try:
+        futures = [done.get(timeout=timeout)]
+    except Empty:
+        return []
+    while True:
+        try:
+            futures.append(done.get_nowait())
+        except Empty:
+            return futures
+
+
+def _row(item: QueuedUrl, visit: Visit, digest: Digest, new_links: int,
+         verdict: ContentVerdict) -> dict:
+    result, saved = visit.result, bool(digest.html_path)
+    return {
+        "id": item.id, "url": item.url, "final_url": result.final_url, "level": item.level,
+        "parent_id": item.parent_id, "status": result.status or "",
+        "content_type": result.content_type, "encoding": result.encoding,
+        "bytes": len(result.body), "text_chars": digest.text_chars if saved else "",
+        "filtered_ratio": digest.filtered_ratio if saved else "",
+        "out_links": len(digest.links), "new_links": new_links, "fetched_at": visit.fetched_at,
+        "elapsed_ms": round(result.elapsed_ms, 1), "html_path": digest.html_path,
+        "text_path": digest.text_path, "error": result.error or digest.error,
+        "title": digest.title, "content_md5": digest.content_md5, "body_md5": digest.body_md5,
+        "simhash": "" if digest.simhash is None else f"{digest.simhash:016x}",
+        "duplicate_of": verdict.duplicate_of, "near_duplicate_of": verdict.near_duplicate_of,
+        "hamming": verdict.hamming,
+    }
