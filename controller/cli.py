@@ -6,6 +6,7 @@ how to fix it, with exit status 2 and no traceback.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 import threading
@@ -21,6 +22,7 @@ from controller.config import (CONTENT_DEDUP_MODES, DEFAULT_USER_AGENT, MAX_SIMH
 from controller.engine import Crawl
 from controller.resume import MUST_MATCH, SETTINGS_FILE, STATE_DIR, WARC_FILE, refuse_if_locked
 from controller.progress import Progress, in_force
+from controller.readers.export import EXPORT_FORMATS, export_pages
 from controller.readers.report import (FORMATS, TOP_LINKS, ReportError, build_report, level_table,
                                render_report, summary_lines)
 from controller.store import OutputError
@@ -420,6 +422,49 @@ def report(crawl_dir, fmt, top, plot_png) -> None:
     except ReportError as exc:
         raise click.UsageError(str(exc)) from None
 
+
+
+@cli.command()
+@click.argument("crawl_dir", metavar="DIR", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(EXPORT_FORMATS), default="jsonl",
+              show_default=True,
+              help="jsonl: one JSON object per page and line; parquet: a table for large corpora "
+                   "(needs pyarrow: pip install -e '.[parquet]').")
+@click.option("--out", "-o", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="Write to FILE, replacing it only once the export is whole; default: "
+                   "standard output (jsonl only).")
+@click.option("--html", is_flag=True,
+              help="Also export each page's raw bytes as html (base64 in jsonl, binary in parquet).")
+def export(crawl_dir, fmt, out, html) -> None:
+    """Write one record per saved page of the crawl in DIR (id, url, final_url,
+    level, status, title, text, fetched_at, content_md5, duplicate_of ...), in
+    index order. Streams, so memory does not grow with the crawl; works on a
+    finished crawl, one still running, or one that was killed.
+
+    \b
+    Examples:
+      crawler export demo-crawl > pages.jsonl
+      crawler export demo-crawl --format parquet --out pages.parquet
+    """
+    if out is not None and str(out) == "-":
+        out = None
+    notes: list[str] = []
+    try:
+        count = export_pages(crawl_dir, fmt, out, html=html, stdout=sys.stdout.buffer, notes=notes)
+    except ReportError as exc:
+        raise click.UsageError(str(exc)) from None
+    except BrokenPipeError:
+        _quiet_stdout()   # the reader (head, a closed pager) has all it wanted
+        sys.exit(EXIT_FAILED)
+    for note in notes:
+        click.echo(f"export: {note}", err=True)
+    click.echo(f"exported {count:,} pages to {out or 'standard output'} ({fmt})", err=True)
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so Python's flush at exit meets no broken pipe."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 DEMO_DEPTH = 6  # the demo site's levels are 0..6; deeper levels hold only the calendar trap
 

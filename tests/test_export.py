@@ -1,12 +1,18 @@
 """Saved pages as records (controller/readers/pages.py) and `crawler export`,
 on a real crawl of the demo site over loopback."""
+import base64
 import csv
+import json
+import math
 import shutil
+import subprocess
+import sys
 
 import pytest
 
 from controller.config import CrawlConfig
 from controller.engine import Crawl
+from controller.readers import export
 from controller.readers.files import ReportError
 from controller.readers.pages import RECORD_KEYS, page_records
 from controller.store import INDEX_COLUMNS
@@ -176,3 +182,130 @@ def test_a_saved_page_whose_text_file_is_gone_is_a_one_line_error(crawl, tmp_pat
     shutil.rmtree(pruned / "text")
     with pytest.raises(ReportError, match=r"text/0\.txt is missing"):
         list(page_records(pruned))
+
+
+# -- crawler export ------------------------------------------------------------
+def crawler(*args, code=None):
+    """Run `crawler ARGS` (or, with ``code``, Python code that runs it) in a subprocess."""
+    start = ["-c", code] if code else ["-m", "controller"]
+    return subprocess.run([sys.executable, *start, *map(str, args)], capture_output=True,
+                          timeout=120)
+
+
+def json_lines(data: bytes) -> list[dict]:
+    assert data.endswith(b"\n")
+    return [json.loads(line) for line in data.decode("utf-8").split("\n")[:-1]]
+
+
+def test_every_saved_page_is_one_json_line_with_its_url_level_and_text(crawl):
+    done = crawler("export", crawl)
+    assert done.returncode == 0, done.stderr
+    lines = json_lines(done.stdout)
+    rows = saved_rows(crawl)
+    assert [(r["id"], r["url"], r["level"]) for r in lines] == \
+        [(int(row["id"]), row["url"], int(row["level"])) for row in rows]
+    for row, line in zip(rows, lines):
+        assert line["text"] == (crawl / row["text_path"]).read_text(encoding="utf-8")
+    assert lines == list(page_records(crawl))
+    assert done.stderr.decode() == f"exported {len(rows):,} pages to standard output (jsonl)\n"
+
+
+def test_non_ascii_text_is_written_as_utf8_not_escaped(crawl):
+    done = crawler("export", crawl)
+    text = done.stdout.decode("utf-8")
+    assert "\\u" not in text
+    assert any(ord(char) > 0x2000 for char in text), "the demo site has GBK and Big5 pages"
+
+
+def test_out_file_holds_the_same_lines_and_html_comes_base64_only_when_asked(crawl, tmp_path):
+    out = tmp_path / "pages.jsonl"
+    assert crawler("export", crawl, "--out", out).returncode == 0
+    assert out.read_bytes() == crawler("export", crawl, "--out", "-").stdout
+    assert all("html" not in line for line in json_lines(out.read_bytes()))
+    assert crawler("export", crawl, "--out", out, "--html").returncode == 0
+    rows = {int(row["id"]): row for row in saved_rows(crawl)}
+    for line in json_lines(out.read_bytes()):
+        assert base64.b64decode(line["html"]) == (crawl / rows[line["id"]]["html_path"]).read_bytes()
+    assert [p.name for p in tmp_path.iterdir()] == ["pages.jsonl"]
+
+
+def test_parquet_round_trips_to_the_same_records(crawl, tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    out = tmp_path / "pages.parquet"
+    done = crawler("export", crawl, "--format", "parquet", "--out", out, "--html")
+    assert done.returncode == 0, done.stderr
+    assert pq.read_table(out).to_pylist() == list(page_records(crawl, html=True))
+    schema = pq.read_schema(out)
+    assert str(schema.field("html").type) == "binary"
+    assert str(schema.field("extracted").type) == "struct<heading: string, missing: string>"
+
+
+def test_parquet_is_written_in_row_groups(crawl, tmp_path, monkeypatch):
+    pq = pytest.importorskip("pyarrow.parquet")
+    monkeypatch.setattr(export, "ROW_GROUP_ROWS", 100)
+    out = tmp_path / "pages.parquet"
+    count = export.export_pages(crawl, "parquet", out)
+    groups = pq.ParquetFile(out).metadata.num_row_groups
+    assert count == len(saved_rows(crawl)) and groups == math.ceil(count / 100)
+
+
+def test_parquet_without_pyarrow_says_how_to_install_it(crawl, tmp_path):
+    blocked = ("import sys; sys.modules['pyarrow'] = None; "
+               "from controller.cli import main; main()")
+    out = tmp_path / "pages.parquet"
+    done = crawler("export", crawl, "--format", "parquet", "--out", out, code=blocked)
+    assert done.returncode == 2
+    message = done.stderr.decode()
+    assert message.count("\n") == 1 and "needs pyarrow" in message
+    assert "pip install -e '.[parquet]'" in message
+    assert list(tmp_path.iterdir()) == []
+
+
+OUT = ("--out", "{tmp}/pages.jsonl")
+
+
+@pytest.mark.parametrize("args, message", [
+    (("{tmp}/absent", *OUT), "absent does not exist"),
+    (("{tmp}", *OUT), "is empty"),
+    (("{crawl}", "--format", "parquet"), "--format parquet writes a file: give it with --out"),
+    (("{crawl}", "--format", "csv", *OUT), "Invalid value for '--format'"),
+    (("{crawl}", "--out", "{tmp}"), "is a directory"),
+    (("{crawl}", "--out", "{tmp}/no/such/dir.jsonl"), "cannot write"),
+])
+def test_bad_input_is_one_line_exit_2_and_no_file(crawl, tmp_path, args, message):
+    done = crawler("export", *(arg.format(tmp=tmp_path, crawl=crawl) for arg in args))
+    stderr = done.stderr.decode()
+    assert done.returncode == 2 and stderr.count("\n") == 1 and message in stderr, stderr
+    assert done.stdout == b""
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failed_export_leaves_an_existing_file_as_it_was(crawl, tmp_path):
+    pruned = copy_crawl(crawl, tmp_path / "pruned")
+    last = saved_rows(pruned)[-1]
+    (pruned / last["text_path"]).unlink()   # fails at the last page, after the others are written
+    out = tmp_path / "pages.jsonl"
+    out.write_text("an earlier export\n")
+    done = crawler("export", pruned, "--out", out)
+    assert done.returncode == 2 and "is missing" in done.stderr.decode()
+    assert out.read_text() == "an earlier export\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pages.jsonl", "pruned"]
+
+
+def test_a_killed_crawl_is_exported_up_to_its_cut_line_and_says_so(crawl, tmp_path):
+    killed = copy_crawl(crawl, tmp_path / "killed")
+    last_saved_row_last(killed / "index.csv")
+    cut_last_line_in_half(killed / "index.csv")
+    done = crawler("export", killed)
+    assert len(json_lines(done.stdout)) == len(saved_rows(crawl)) - 1
+    assert done.stderr.decode().startswith("export: index.csv: the last line is cut off")
+
+
+def test_a_reader_that_stops_early_gets_no_traceback(crawl):
+    proc = subprocess.Popen([sys.executable, "-m", "controller", "export", str(crawl)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = proc.stdout.readline()
+    proc.stdout.close()   # as `| head -1` does
+    stderr = proc.stderr.read()
+    assert proc.wait(timeout=60) == 1
+    assert json.loads(first)["id"] == 0 and stderr == b""
