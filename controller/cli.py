@@ -155,16 +155,27 @@ PARSE_OPTIONS = [
 
 
 # How `crawl --help` groups the options: a title, then the options' lists.
+# One crawl, many workers: the shared state in Redis (controller/shared.py).
+SHARED_OPTIONS = [
+    click.option("--redis", "redis_url", metavar="redis://HOST:PORT/DB",
+                 help="Share this crawl through Redis: other machines join it with crawler worker."),
+    click.option("--crawl-id", metavar="NAME", default="crawl", show_default=True,
+                 help="The shared crawl's name in Redis (one Redis holds many crawls)."),
+    click.option("--lease-seconds", type=click.FloatRange(min=1), default=60.0, show_default=True,
+                 help="A worker silent this long has died: the URLs it held go to the others."),
+]
+
 OPTION_GROUPS = (("Input and output", None), ("Limits", LIMIT_OPTIONS),
                  ("Fetching and politeness", FETCH_OPTIONS), ("Scope and traps", SCOPE_OPTIONS),
-                 ("Content", CONTENT_OPTIONS), ("Dedup, reader, display", PARSE_OPTIONS))
+                 ("Content", CONTENT_OPTIONS), ("Dedup, reader, display", PARSE_OPTIONS),
+                 ("Distributed (Redis)", SHARED_OPTIONS))
 
 
 def crawl_options(func):
     """The options of `crawl`, each with its unit and default (`--help` lists
     them in this order, in OPTION_GROUPS)."""
     for option in reversed(LIMIT_OPTIONS + FETCH_OPTIONS + SCOPE_OPTIONS + CONTENT_OPTIONS
-                           + PARSE_OPTIONS):
+                           + PARSE_OPTIONS + SHARED_OPTIONS):
         func = option(func)
     return func
 
@@ -226,6 +237,17 @@ def crawl_from(ctx, seeds, out, resume, overwrite, seed_files, config_file, **op
     """Run the crawl a parsed `crawl` command line asks for; its stats (the
     Python API's crawl() comes in here too, with its keywords as options)."""
     seeds, out, from_file = _seeds_and_config(ctx, seeds, out, seed_files, config_file, options)
+    redis_url, crawl_id, lease = (options.pop(name) for name in ("redis_url", "crawl_id",
+                                                                  "lease_seconds"))
+    if redis_url:
+        if resume:
+            raise click.UsageError("--resume continues a crawl of one machine; a shared crawl "
+                                   "goes on with: crawler worker --redis URL --crawl-id NAME --out DIR")
+        if not seeds:
+            raise click.UsageError("Missing argument 'SEED...': a shared crawl starts from seeds; "
+                                   "to join one, run crawler worker")
+        return _start_shared(make_config(seeds, out, options), redis_url, crawl_id, lease,
+                             overwrite)
     if resume:
         seeds, options = _saved_settings(ctx, out, seeds, options, from_file)
     elif not seeds:
@@ -254,6 +276,28 @@ def _seeds_and_config(ctx, seeds, out: Path, seed_files, config_file, options: d
             else:
                 options[name] = value
     return (*seeds, *file_seeds, *config_seeds), out, set_here
+
+
+def _start_shared(config: CrawlConfig, redis_url: str, crawl_id: str, lease: float,
+                  overwrite: bool) -> dict:
+    """Create the shared crawl in Redis, then work on it as its first worker."""
+    from controller.shared import create, default_worker_id
+    crawl = _shared_crawl(redis_url, crawl_id)
+    if crawl.exists():
+        raise click.UsageError(f"--crawl-id {crawl_id}: Redis at {redis_url} holds a crawl of "
+                               f"that name already; join it with crawler worker --redis "
+                               f"{redis_url} --crawl-id {crawl_id} --out DIR, or pick another name")
+    return run_crawl(config, overwrite=overwrite, shared_id=default_worker_id(config.out),
+                     shared_crawl=crawl, before_run=lambda: create(crawl, config, lease))
+
+
+def _shared_crawl(redis_url: str, crawl_id: str):
+    from controller.shared import shared_crawl
+    from urllist.redisqueue import RedisStateError
+    try:
+        return shared_crawl(redis_url, crawl_id)
+    except RedisStateError as exc:
+        raise click.UsageError(str(exc)) from None
 
 
 def _saved_settings(ctx, out: Path, seeds, options: dict, from_file: set = frozenset()):
@@ -304,15 +348,22 @@ def _option_of(field_name: str) -> str:
     return OPTION_NAMES.get(field_name, "--" + field_name.replace("_", "-"))
 
 
-def run_crawl(config: CrawlConfig, expected=None, *, resume=False, overwrite=False) -> dict:
-    """Run one crawl with Ctrl-C / SIGTERM as a clean stop; print the summary."""
+def run_crawl(config: CrawlConfig, expected=None, *, resume=False, overwrite=False,
+              shared_crawl=None, shared_id: str = "", before_run=None) -> dict:
+    """Run one crawl with Ctrl-C / SIGTERM as a clean stop; print the summary.
+    With ``shared_crawl``, as worker ``shared_id`` of a crawl in Redis;
+    ``before_run`` runs once the output directory is known to be usable."""
+    from controller.shared import Shared
     progress = Progress() if config.progress else None
+    shared = Shared(shared_crawl, shared_id) if shared_crawl is not None else None
     try:
         crawl = Crawl(config, on_level=progress.on_level if progress else None,
                       on_progress=progress.on_progress if progress else None,
-                      resume=resume, overwrite=overwrite)
+                      resume=resume, overwrite=overwrite, shared=shared)
     except OutputError as exc:
         raise click.UsageError(str(exc)) from None
+    if before_run is not None:
+        before_run()
     if progress:
         progress.echo(in_force(config))
     previous = {}
@@ -466,6 +517,7 @@ def _quiet_stdout() -> None:
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
 
+
 DEMO_DEPTH = 6  # the demo site's levels are 0..6; deeper levels hold only the calendar trap
 
 
@@ -544,6 +596,54 @@ def serve_demo(port, site_name) -> None:
     click.echo(f"serving the {site_name} demo site at {server.url} (Ctrl-C stops)")
     server.serve_forever()   # returns on Ctrl-C
     click.echo("stopped")
+
+
+@cli.command()
+@click.option("--redis", "redis_url", required=True, metavar="redis://HOST:PORT/DB",
+              help="The Redis that holds the shared crawl.")
+@click.option("--crawl-id", default="crawl", show_default=True, metavar="NAME",
+              help="The shared crawl's name (as given to crawler crawl --redis).")
+@click.option("--out", "-o", type=click.Path(path_type=Path), required=True,
+              help="This worker's own output directory (crawler merge joins them).")
+@click.option("--workers", type=click.IntRange(min=1, max=256), default=8, show_default=True,
+              help="Fetching threads.")
+@click.option("--processes", type=click.IntRange(min=0, max=64), default=default_processes(),
+              show_default="cores - 1, at least 1",
+              help="Parser processes; 0 = parse in the fetch threads.")
+@click.option("--worker-id", metavar="ID",
+              help="Stable name of this worker (default: host name and --out): a restarted "
+                   "worker with the same id gives back what it held at once.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress display.")
+def worker(redis_url, crawl_id, out, workers, processes, worker_id, quiet) -> None:
+    """Join a shared crawl in Redis and work on it until it is done.
+
+    Every setting that decides which URLs the crawl has comes from Redis;
+    only the threads, processes and output directory are this worker's.
+    Run it again with the same --out after a crash: it picks up its files.
+
+    \b
+    Example:
+      crawler crawl http://site/ --redis redis://10.0.0.5:6379/0 --crawl-id site --out w1
+      crawler worker --redis redis://10.0.0.5:6379/0 --crawl-id site --out w2   (elsewhere)
+    """
+    from controller.shared import default_worker_id, worker_config
+    crawl = _shared_crawl(redis_url, crawl_id)
+    settings = crawl.settings()
+    if settings is None:
+        raise click.UsageError(f"--crawl-id {crawl_id}: no such crawl in Redis at {redis_url}; "
+                               f"start it with crawler crawl SEED --redis {redis_url} "
+                               f"--crawl-id {crawl_id} --out DIR")
+    try:
+        config = worker_config(settings, out, workers=workers, processes=processes,
+                               progress=not quiet)
+    except ConfigError as exc:
+        raise click.UsageError(f"the settings in Redis cannot be used: {exc}") from None
+    resume = (out / "index.csv").is_file()   # this worker was here before: go on from its files
+    stats = run_crawl(config, resume=resume, shared_crawl=crawl,
+                      shared_id=worker_id or default_worker_id(out))
+    if stats["stop_reason"] in ("interrupted", "terminated"):
+        sys.exit(EXIT_INTERRUPTED if stats["stop_reason"] == "interrupted"
+                 else 128 + signal.SIGTERM)
 
 
 @contextmanager

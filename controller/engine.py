@@ -20,6 +20,7 @@ more than keeping a copy (index.csv lets users drop them afterwards).
 """
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections import Counter
@@ -75,9 +76,10 @@ class Crawl:
     """One crawl into config.out; ``resume=True`` continues the crawl found there."""
 
     def __init__(self, config: CrawlConfig, *, fetcher=None, on_level=None, on_progress=None,
-                 resume: bool = False, overwrite: bool = False) -> None:
+                 resume: bool = False, overwrite: bool = False, shared=None) -> None:
         # One crawl per directory, held until run() ends (or this process does).
         self.lock = prepare_out_dir(config, resume, overwrite)
+        self.shared = shared   # a controller.shared.Shared: this process is one worker of many
         try:
             self._open(config, fetcher, resume)
         except BaseException:
@@ -95,10 +97,10 @@ class Crawl:
         self.traps = wiring.trap_guard(config)
         self.seen = wiring.url_seen(config)
         self.store = PageStore(config.out, append=resume)   # first: a bad --out fails before any lookup
-        self._gate = getattr(fetcher, "gate", None) or wiring.politeness(config)
+        self._gate = getattr(fetcher, "gate", None) or wiring.politeness(config, self.shared)
         self.fetcher = fetcher or wiring.fetcher(config, self._gate, self._redirect_check)
         self._scheduled = isinstance(self.fetcher, Fetcher)
-        self.frontier = wiring.frontier(config, self._gate)
+        self.frontier = wiring.frontier(config, self._gate, self.shared)
         self.digester = wiring.digester(config, self.rules)
         self.contents = wiring.content_seen(config)
         self.in_links: Counter[str] = Counter()   # link target -> pages linking to it
@@ -115,6 +117,8 @@ class Crawl:
         self._seen_lock = threading.Lock()
         self._worker = threading.local()
         self._handed_out = 0
+        self._local_budget = bool(config.max_pages) and self.shared is None   # else Redis counts
+        self._local_ids: set[int] = set()   # ids of the rows this directory holds already
         self._fetching = 0             # URLs in fetch threads
         self._resume: dict = {}        # id -> Continuation of a fetch that goes on later
         self._parked: list[tuple[QueuedUrl, Visit]] = []   # fetched ahead of their level
@@ -125,7 +129,9 @@ class Crawl:
         self._children_before: Counter[int] = Counter()  # queued by a page fetched again after a kill
         self.restored = Restored()     # what earlier runs of a resumed crawl had done
         if previous:
-            self._restore(previous, replay(self.journal.path))
+            self._restore_tallies(previous)
+            if self.shared is None:
+                self._restore(previous, replay(self.journal.path))
         else:
             save_settings(config)
         self._started = 0.0
@@ -150,7 +156,9 @@ class Crawl:
     # -- the loop ---------------------------------------------------------
     def run(self) -> dict:
         self._started = time.monotonic()
-        if self.resumed:
+        if self.shared is not None:
+            self._join_shared()
+        elif self.resumed:
             self.trace.resume(self.tally.urls, len(self.frontier))
         else:
             self.trace.start(self.config.seeds)
@@ -240,13 +248,13 @@ class Crawl:
             return []   # parsers are behind: bodies would pile up in memory
         if limits.max_seconds and time.monotonic() - self._started >= limits.max_seconds:
             self.request_stop("max-seconds")
-        if limits.max_pages and self._handed_out >= limits.max_pages:
+        if self._local_budget and self._handed_out >= limits.max_pages:
             self.request_stop("max-pages")
         if self.stop_reason:
             self._cancel_waiting()
             return []
         n = limits.workers - fetching
-        if limits.max_pages:
+        if self._local_budget:
             n = min(n, limits.max_pages - self._handed_out)
         batch = self.frontier.pop(n, self._gate.clock())
         for item in batch:
@@ -323,8 +331,8 @@ class Crawl:
         """Speculate the links, of a page, that no page queued yet; ``bound`` is
         the deepest level they can have."""
         limits = self.config
-        if self.stop_reason or (limits.max_depth and bound > limits.max_depth):
-            return
+        if self.shared or self.stop_reason or (limits.max_depth and bound > limits.max_depth):
+            return   # a shared crawl fetches nothing it has not leased
         for item in self._speculation.evict(self.frontier.current_level):
             self.frontier.unspeculate(item)
         with self._seen_lock:
@@ -426,6 +434,59 @@ class Crawl:
     def _record(self, item: QueuedUrl, visit: Visit) -> None:
         """Children are journaled before the page's index row, the commit mark."""
         result, digest = visit.result, visit.digest or Digest()
+        if self.shared is not None:
+            settled = self._commit_shared(item, visit, digest)
+            if settled is None:
+                return   # its lease went to another worker: that one records it
+            digest, verdict, new_count = settled
+        else:
+            digest, verdict, new_count = self._commit_local(item, digest)
+        original = verdict.duplicate_of
+        self.in_links.update(digest.links)   # every target, known yet or not: order-free
+        error = result.error or digest.error
+        if error and item.level == 0:
+            self.seeds_failed.append({"url": item.url, "error": error})
+        self.trace.fetch(item.level, item.id, result.status, len(result.body),
+                         result.elapsed_ms, item.url, error)
+        if self.shared is None:
+            self._archive(item, result, digest, original)
+        self.store.add_row(_row(item, visit, digest, new_count, verdict))
+        if self.shared is not None:
+            self.frontier.written(item.id)
+        self.tally.count_page(item.level, error, digest, new_count, len(result.body))
+        self.tally.count_content(item.level, original is not None, verdict.near_duplicate_of is not None)
+        self.frontier.done(item)
+        self._close_levels()
+
+    def _join_shared(self) -> None:
+        """Join the shared crawl: whatever this worker id held before (it was
+        killed) goes back to the queue at once, and rows it committed but
+        did not write are written now."""
+        freed, rows = self.frontier.join()
+        if self.resumed:
+            self.trace.resume(self.tally.urls, len(self.frontier))
+        else:
+            self.trace.start(self.config.seeds)
+        for item_id in sorted(set(rows) - self._local_ids):
+            self._recover_row(*rows[item_id])
+        for item_id in rows:
+            self.frontier.written(item_id)
+        self.tally.skipped["released-on-join"] += freed
+
+    def _recover_row(self, new: int, original: int | None, row_json: str) -> None:
+        row = json.loads(row_json)
+        row["new_links"] = new
+        if original is not None:
+            row["duplicate_of"] = original
+            digest = self._as_duplicate(None, Digest(html_path=row["html_path"],
+                                                     text_path=row["text_path"],
+                                                     body_md5=row["body_md5"]), original)
+            row["html_path"], row["text_path"] = digest.html_path, digest.text_path
+        self.store.add_row(row)
+        self.tally.count_row({key: "" if value is None else str(value) for key, value in row.items()})
+
+    def _commit_local(self, item: QueuedUrl, digest: Digest):
+        """Content verdict and children, from this process's own memory."""
         verdict = self._judge_content(item, digest)
         original = verdict.duplicate_of
         if original is not None:
@@ -436,20 +497,40 @@ class Crawl:
                 new = self._enqueue(digest.links, item.level + 1, item.id)
             else:
                 self._count_beyond_depth(digest.links)
-        new_count = len(new) + self._children_before.pop(item.id, 0)
-        self.in_links.update(digest.links)   # every target, known yet or not: order-free
         self.store.add_edges(item.id, item.url, digest.links)
-        error = result.error or digest.error
-        if error and item.level == 0:
-            self.seeds_failed.append({"url": item.url, "error": error})
-        self.trace.fetch(item.level, item.id, result.status, len(result.body),
-                         result.elapsed_ms, item.url, error)
-        self._archive(item, result, digest, original)
-        self.store.add_row(_row(item, visit, digest, new_count, verdict))
-        self.tally.count_page(item.level, error, digest, new_count, len(result.body))
-        self.tally.count_content(item.level, original is not None, verdict.near_duplicate_of is not None)
-        self.frontier.done(item)
-        self._close_levels()
+        return digest, verdict, len(new) + self._children_before.pop(item.id, 0)
+
+    def _commit_shared(self, item: QueuedUrl, visit: Visit, digest: Digest):
+        """Content verdict, children and commit in one Redis script; the row
+        as it stands before the verdict goes with it, so that a worker killed
+        right after can write it when it comes back (_recover_rows). None if
+        the lease was lost: another worker fetches the page again."""
+        # Written before the commit, and ignored unless a row follows: a worker
+        # killed just after the commit still has all of the page but its row,
+        # which Redis keeps for it. (No WARC revisit records: the original
+        # may be in another worker's archive.)
+        self.store.add_edges(item.id, item.url, digest.links)
+        self._archive(item, visit.result, digest, None)
+        links = [(url, *_trap_keys(url)) for url in digest.links]
+        commit = self.frontier.commit(item, digest.content_md5, links, self._expands(item),
+                                      _row(item, visit, digest, 0, NO_VERDICT))
+        if not commit.accepted:
+            self.tally.skipped["lease-lost"] += 1
+            return None
+        for reason, count in commit.skipped.items():
+            self.tally.skipped[reason] += count
+        verdict = self._shared_verdict(item, digest, commit.duplicate_of)
+        if verdict.duplicate_of is not None:
+            digest = self._as_duplicate(item, digest, verdict.duplicate_of)
+        return digest, verdict, commit.new_count
+
+    def _shared_verdict(self, item: QueuedUrl, digest: Digest, original: int | None) -> ContentVerdict:
+        """Exact duplicates across all workers (Redis); near ones among this
+        worker's own pages only (a SimHash index is not shared)."""
+        if original is not None:
+            return ContentVerdict(original, None, None)
+        near = self._judge_content(item, digest)
+        return ContentVerdict(None, near.near_duplicate_of, near.hamming)
 
     # -- content: duplicates, extraction, WARC ----------------------------
     def _judge_content(self, item: QueuedUrl, digest: Digest) -> ContentVerdict:
@@ -518,6 +599,10 @@ class Crawl:
         reason = self.rules.reject_reason(target)
         if reason:
             return f"out of {reason} rules"
+        if self.shared is not None:
+            # Marked seen under this URL's lease: if the lease is lost, the mark goes too.
+            verdict = self.frontier.mark_seen(self._worker.item_id, target, *_trap_keys(target))
+            return SHARED_MARKS[verdict]
         with self._seen_lock:
             if not self.seen.add(target):
                 return "target already seen"
@@ -530,14 +615,8 @@ class Crawl:
             self.journal.seen(self._worker.item_id, target)
             return self.traps.admit(target)
 
-    def _restore(self, previous: PreviousCrawl, journal: Replay) -> None:
-        """Rebuild frontier, seen-set, trap counters and tallies from the disk."""
-        done = previous.done_ids
-        self.frontier.restore(journal.items, done)
-        marks = [url for source, url in journal.seen_marks if source in done]
-        for url in [item.url for item in journal.items] + marks:
-            self.seen.add(url)
-            self.traps.admit(url)
+    def _restore_tallies(self, previous: PreviousCrawl) -> None:
+        """Counters, seed failures, content memory and in-links from the rows on disk."""
         for row in previous.rows:
             self.tally.count_row(row)
             if row["level"] == "0" and row["error"]:
@@ -546,10 +625,20 @@ class Crawl:
                 self.contents.remember(int(row["id"]), row["content_md5"],
                                        int(row["simhash"], 16) if row["simhash"] else None)
         self.in_links.update(previous.link_targets)
+        self._local_ids = previous.done_ids
+        self.restored = Restored(self.tally.urls, self.tally.pages, self.tally.bytes)
+
+    def _restore(self, previous: PreviousCrawl, journal: Replay) -> None:
+        """Rebuild frontier, seen-set, trap counters and tallies from the disk."""
+        done = previous.done_ids
+        self.frontier.restore(journal.items, done)
+        marks = [url for source, url in journal.seen_marks if source in done]
+        for url in [item.url for item in journal.items] + marks:
+            self.seen.add(url)
+            self.traps.admit(url)
         self._children_before = Counter(item.parent_id for item in journal.items
                                         if item.parent_id is not None and item.parent_id not in done)
         self._handed_out = len(done)
-        self.restored = Restored(self.tally.urls, self.tally.pages, self.tally.bytes)
         flags = self.frontier.level_flags
         for k in range(self.frontier.finished_levels):
             self.tally.level(k).m = flags[k + 1] if k + 1 < len(flags) else len(self.frontier)
@@ -599,6 +688,10 @@ class Crawl:
         return reason
 
     def _finish(self) -> dict:
+        if self.shared is not None:
+            self.frontier.leave()   # what it still holds goes to the others now
+            if not self.stop_reason and self.frontier.limit_reached:
+                self.stop_reason = "max-pages"
         reason = self.stop_reason or ("max-depth" if self.tally.skipped["depth"] else "queue-empty")
         elapsed = time.monotonic() - self._started
         # in_links first: END and stats.json say the crawl is complete.
@@ -614,6 +707,22 @@ class Crawl:
         self.journal.close()
         self.fetcher.close()
         return stats
+
+
+# What RedisFrontier.mark_seen answers -> what a redirect check returns.
+SHARED_MARKS = {1: None, 0: "target already seen", 2: "trap limit full",
+                -1: "lease lost to another worker"}
+
+
+def _trap_keys(url: str) -> tuple[str, str]:
+    """(politeness host, path if the URL has a query): what the shared
+    crawl's trap limits count, as urlfilter.TrapGuard counts them."""
+    path, has_query, _ = url.partition("?")
+    try:
+        host = host_key(url)
+    except ValueError:
+        host = ""
+    return host, path if has_query else ""
 
 
 def _finished(done: SimpleQueue, timeout: float) -> list[Future]:

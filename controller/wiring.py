@@ -12,6 +12,7 @@ from collections.abc import Callable
 from controller.config import CrawlConfig
 from controller.digest import Digester
 from getpage import ADDRESS_CATEGORIES, FetchConfig, Fetcher, PolitenessGate, address_categories, host_key
+from getpage.politeness import Cancelled
 from textfilter.duplicates import ContentSeen
 from textfilter.extract import Extraction
 from urlfilter import SeenCache, TrapGuard, UrlRules, make_seen
@@ -44,8 +45,12 @@ def url_seen(config: CrawlConfig):
     return SeenCache(seen, config.seen_cache) if config.seen_cache else seen
 
 
-def politeness(config: CrawlConfig) -> PolitenessGate:
-    """The one politeness state: the frontier asks it who is ready, GetPage obeys it."""
+def politeness(config: CrawlConfig, shared=None):
+    """The one politeness state: the frontier asks it who is ready, GetPage
+    obeys it. In a shared crawl it is in Redis, one for every worker."""
+    if shared is not None:
+        from urllist.redisqueue import RedisGate
+        return RedisGate(shared.crawl, shared.worker, Cancelled)
     return PolitenessGate(config.delay, config.per_host)
 
 
@@ -54,7 +59,10 @@ def fetcher(config: CrawlConfig, gate: PolitenessGate,
     return Fetcher(fetch_config(config), redirect_check=redirect_check, gate=gate)
 
 
-def frontier(config: CrawlConfig, gate: PolitenessGate) -> HostFrontier:
+def frontier(config: CrawlConfig, gate: PolitenessGate, shared=None):
+    if shared is not None:
+        from urllist.redisqueue import RedisFrontier
+        return RedisFrontier(shared.crawl, shared.worker, gate)
     return HostFrontier(host_key, gate, max_ahead=AHEAD_PER_WORKER * config.workers)
 
 

@@ -1,0 +1,61 @@
+"""A crawl shared by many workers through Redis: creating it, joining it.
+
+``crawler crawl SEED... --redis URL --crawl-id NAME`` checks the settings
+(CrawlConfig, as for any crawl), stores them and the seeds in Redis, and
+works on the crawl as its first worker; ``crawler worker`` joins it from
+any machine with the settings found there, so no worker can crawl by
+rules of its own. Each worker writes its own output directory (global ids,
+its own pages); ``crawler merge`` makes one directory of them.
+"""
+from __future__ import annotations
+
+import hashlib
+import socket
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+
+from controller.config import CrawlConfig
+from controller.resume import settings_of
+from getpage import host_key
+
+# Settings that say how one worker runs, not which URLs the crawl has.
+WORKER_OWN = ("out", "workers", "processes", "progress")
+
+
+@dataclass(frozen=True)
+class Shared:
+    """What a worker needs to take part: the crawl's keys and its own id."""
+    crawl: object        # urllist.redisqueue.SharedCrawl
+    worker: str
+
+
+def shared_crawl(redis_url: str, crawl_id: str):
+    """The SharedCrawl for ``crawl_id``; RedisStateError if Redis will not do."""
+    from urllist.redisqueue import SharedCrawl, connect
+    return SharedCrawl(connect(redis_url), crawl_id)
+
+
+def create(crawl, config: CrawlConfig, lease_seconds: float | None = None) -> bool:
+    """Store a new crawl; False if one with this id exists."""
+    from urllist.redisqueue import LEASE_SECONDS
+    return crawl.create(settings_of(config), [(seed, host_key(seed)) for seed in config.seeds],
+                        delay=config.delay, per_host=config.per_host, max_pages=config.max_pages,
+                        host_cap=config.max_pages_per_host, query_cap=config.max_query_variants,
+                        lease_seconds=lease_seconds or LEASE_SECONDS)
+
+
+def worker_config(settings: dict, out: Path, **own) -> CrawlConfig:
+    """The crawl's settings from Redis, with this worker's own out, threads,
+    processes and display."""
+    known = {f.name for f in fields(CrawlConfig)}
+    values = {name: tuple(value) if isinstance(value, list) else value
+              for name, value in settings.items() if name in known and name not in WORKER_OWN}
+    config = CrawlConfig(out=out, **values)
+    return replace(config, **{name: value for name, value in own.items() if value is not None})
+
+
+def default_worker_id(out: Path) -> str:
+    """Stable across restarts of the same worker (same machine, same --out),
+    so a restarted worker gives back what it held at once."""
+    where = hashlib.blake2b(str(Path(out).resolve()).encode(), digest_size=4).hexdigest()
+    return f"{socket.gethostname()}-{where}"

@@ -1,0 +1,250 @@
+"""A crawl shared by worker processes through a real redis-server: the same
+result as one machine, politeness across all workers (the servers' logs),
+nothing lost when a worker or Redis itself is killed."""
+import csv
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import redis
+
+from controller.config import CrawlConfig
+from controller.engine import Crawl
+from crawldir import rows_of
+from manyhosts import SERVER_SIDE, SITES, gaps_per_host, many_hosts, truth
+from redisserver import RedisServer
+
+ROOT = Path(__file__).resolve().parent.parent
+DELAY = 0.1
+PAGES = sum(pages for pages, _ in SITES)
+
+
+@pytest.fixture(scope="module")
+def hosts():
+    with many_hosts(first_address=60) as sites:
+        yield sites
+
+
+@pytest.fixture
+def clean_logs(hosts):
+    roots, logs = hosts
+    for log in logs:
+        log.clear()
+    return roots, logs
+
+
+def start(args: list[str], cwd: Path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "controller", *args], cwd=cwd,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def first_worker(roots, redis_url, out, *extra):
+    return ["crawl", *roots, "--redis", redis_url, "--crawl-id", "t", "--out", str(out),
+            "--delay", str(DELAY), "--max-depth", "0", "--max-pages", "0", "--quiet", *extra]
+
+
+def worker(redis_url, out, *extra):
+    return ["worker", "--redis", redis_url, "--crawl-id", "t", "--out", str(out), "--quiet",
+            "--processes", "1", *extra]
+
+
+def finish(procs, timeout=120):
+    for proc in procs:
+        out, err = proc.communicate(timeout=timeout)
+        assert proc.returncode == 0, err
+
+
+def union_rows(dirs):
+    rows = [row for d in dirs for row in rows_of(d)]
+    ids = Counter(row["id"] for row in rows)
+    assert not [i for i, n in ids.items() if n > 1], "a page was committed twice"
+    return rows
+
+
+def wait_rows(out: Path, at_least: int, procs, timeout=60):
+    deadline = time.monotonic() + timeout
+    while True:
+        index = out / "index.csv"
+        if index.exists() and index.read_bytes().count(b"\n") - 1 >= at_least:
+            return
+        ended = [p for p in procs if p.poll() is not None]
+        assert not ended, f"a worker ended too soon: {ended[0].communicate()}"
+        assert time.monotonic() < deadline
+        time.sleep(0.01)   # polling an observable condition, bounded by the deadline
+
+
+def wait_created(redis_url: str, procs, timeout=60):
+    """Until the first worker has stored the crawl in Redis."""
+    client = redis.Redis.from_url(redis_url)
+    deadline = time.monotonic() + timeout
+    while not client.exists("crawl:{t}:state"):
+        assert all(p.poll() is None for p in procs), "the first worker ended too soon"
+        assert time.monotonic() < deadline
+        time.sleep(0.01)   # polling an observable condition, bounded by the deadline
+
+
+def page_requests(logs):
+    return Counter((i, r.path) for i, log in enumerate(logs) for r in log.snapshot()
+                   if r.path != "/robots.txt")
+
+
+def test_three_workers_give_the_one_machine_crawl_and_stay_polite(clean_logs, tmp_path,
+                                                                   redis_server):
+    roots, logs = clean_logs
+    single = tmp_path / "single"
+    Crawl(CrawlConfig(seeds=tuple(roots), out=single, delay=DELAY, max_depth=0, max_pages=0,
+                      progress=False)).run()
+    for log in logs:
+        log.clear()
+    dirs = [tmp_path / f"w{k}" for k in range(3)]
+    procs = [start(first_worker(roots, redis_server.url, dirs[0]), tmp_path)]
+    wait_created(redis_server.url, procs)
+    procs += [start(worker(redis_server.url, d), tmp_path) for d in dirs[1:]]
+    finish(procs)
+    rows = union_rows(dirs)
+    assert {r["url"]: int(r["level"]) for r in rows} == truth(roots)
+    assert {r["url"]: int(r["level"]) for r in rows_of(single)} == truth(roots)
+    by_url = {r["url"]: r for r in rows_of(single)}
+    for d in dirs:
+        for row in rows_of(d):
+            assert (d / row["html_path"]).read_bytes() == \
+                (single / by_url[row["url"]]["html_path"]).read_bytes()
+    assert all(rows_of(d) for d in dirs), "a worker got no work"
+    for log in logs:   # every worker's robots.txt and pages, one host
+        records = sorted(log.snapshot(), key=lambda r: r.time)
+        short = [(a.path, a.client_port, b.path, b.client_port, b.time - a.time) for a, b in zip(records, records[1:])
+                 if b.time - a.time < SERVER_SIDE * DELAY]
+        assert not short, short
+    assert max(page_requests(logs).values()) == 1 and len(page_requests(logs)) == PAGES
+
+
+def held_urls(redis_url: str, worker_id: str) -> set[str]:
+    client = redis.Redis.from_url(redis_url)
+    return {value.decode().split("\t", 4)[4]
+            for value in client.hvals(f"crawl:{{t}}:lease:{worker_id}")}
+
+
+def site_and_path(roots, url):
+    """(index of the site's log, request path) of a URL of the test sites."""
+    for k, root in enumerate(roots):
+        base = root[:-len("p/0.html")]
+        if url.startswith(base):
+            return k, url[len(base) - 1:]
+    raise ValueError(url)
+
+
+def test_a_killed_worker_loses_nothing_and_only_what_it_held_is_fetched_again(
+        clean_logs, tmp_path, redis_server):
+    roots, logs = clean_logs
+    dirs = [tmp_path / f"w{k}" for k in range(3)]
+    procs = [start(first_worker(roots, redis_server.url, dirs[0], "--delay", "0.2"), tmp_path)]
+    wait_created(redis_server.url, procs)
+    victim = start(worker(redis_server.url, dirs[1], "--worker-id", "victim"), tmp_path)
+    procs += [start(worker(redis_server.url, dirs[2]), tmp_path)]
+    wait_rows(dirs[1], 8, procs + [victim])
+    victim.send_signal(signal.SIGKILL)
+    victim.communicate()
+    held = held_urls(redis_server.url, "victim")   # what Redis says it held when it died
+    again = start(worker(redis_server.url, dirs[1], "--worker-id", "victim"), tmp_path)
+    finish(procs + [again])
+    rows = union_rows(dirs)
+    assert {r["url"]: int(r["level"]) for r in rows} == truth(roots)
+    twice = {path for path, n in page_requests(logs).items() if n > 1}
+    assert twice <= {site_and_path(roots, url) for url in held}
+    print(f"held at the kill: {len(held)}, fetched again: {len(twice)}")
+
+
+def test_an_expired_lease_goes_to_the_other_workers(clean_logs, tmp_path, redis_server):
+    roots, logs = clean_logs
+    dirs = [tmp_path / f"w{k}" for k in range(2)]
+    procs = [start(first_worker(roots, redis_server.url, dirs[0], "--lease-seconds", "1"),
+                   tmp_path)]
+    wait_created(redis_server.url, procs)
+    victim = start(worker(redis_server.url, dirs[1], "--worker-id", "victim"), tmp_path)
+    wait_rows(dirs[1], 5, procs + [victim])
+    victim.send_signal(signal.SIGKILL)
+    victim.communicate()
+    finish(procs)   # the other worker took its URLs when the lease ran out
+    # A page the victim committed in the instant before the kill has its files
+    # in the victim's directory and its row in Redis, until the victim runs again.
+    client = redis.Redis.from_url(redis_server.url)
+    pending = {int(i) for i in client.hkeys("crawl:{t}:rows:victim")}
+    rows = union_rows(dirs)
+    missing = set(truth(roots)) - {r["url"] for r in rows}
+    assert len(missing) == len(pending - {int(r["id"]) for r in rows})
+    finish([start(worker(redis_server.url, dirs[1], "--worker-id", "victim"), tmp_path)])
+    rows = union_rows(dirs)
+    assert {r["url"]: int(r["level"]) for r in rows} == truth(roots)
+    print(f"rows the victim wrote when it came back: {len(missing)}")
+
+
+def test_redis_killed_and_restarted_loses_nothing_acknowledged(clean_logs, tmp_path):
+    roots, logs = clean_logs
+    with RedisServer(tmp_path / "redis") as redis_server:
+        dirs = [tmp_path / f"w{k}" for k in range(2)]
+        procs = [start(first_worker(roots, redis_server.url, dirs[0]), tmp_path)]
+        wait_created(redis_server.url, procs)
+        procs += [start(worker(redis_server.url, dirs[1]), tmp_path)]
+        wait_rows(dirs[0], 10, procs)
+        redis_server.kill()        # kill -9: only the append-only file survives
+        redis_server.start()       # same port, same data directory
+        finish(procs)
+    rows = union_rows(dirs)
+    assert {r["url"]: int(r["level"]) for r in rows} == truth(roots)
+
+
+@pytest.mark.parametrize("extra, message", [
+    ((), "cannot reach Redis"),
+    (("--maxmemory-policy", "allkeys-lru"), "maxmemory-policy is allkeys-lru"),
+    (("--appendonly", "no"), "Redis keeps nothing on disk"),
+])
+def test_a_redis_that_cannot_hold_the_crawl_is_a_one_line_error(tmp_path, extra, message):
+    out = tmp_path / "w"
+    server = RedisServer(tmp_path / "redis", extra=extra)
+    if extra:
+        server.start()
+        url = server.url
+    else:
+        url = "redis://127.0.0.1:1/0"
+    try:
+        done = subprocess.run([sys.executable, "-m", "controller", "crawl", "http://127.0.0.1:1/",
+                               "--redis", url, "--out", str(out)], capture_output=True, text=True,
+                              timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    finally:
+        server.stop()
+    assert done.returncode == 2
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert not out.exists()
+
+
+def test_joining_a_crawl_that_is_not_there_or_creating_one_twice(tmp_path, redis_server):
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "controller", *args], capture_output=True,
+                              text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    done = cli("worker", "--redis", redis_server.url, "--crawl-id", "nope", "--out",
+               str(tmp_path / "w"))
+    assert done.returncode == 2 and "no such crawl in Redis" in done.stderr
+    assert not (tmp_path / "w").exists()
+    first = cli("crawl", "http://127.0.0.1:1/", "--redis", redis_server.url, "--crawl-id", "x",
+                "--out", str(tmp_path / "a"), "--retries", "0", "--quiet")
+    assert first.returncode == 1 and "every seed failed" in first.stderr
+    again = cli("crawl", "http://127.0.0.1:1/", "--redis", redis_server.url, "--crawl-id", "x",
+                "--out", str(tmp_path / "b"))
+    assert again.returncode == 2 and "holds a crawl of that name already" in again.stderr
+    assert not (tmp_path / "b").exists()
+
+
+def test_settings_come_from_redis(tmp_path, redis_server, clean_logs):
+    roots, _ = clean_logs
+    finish([start(first_worker(roots, redis_server.url, tmp_path / "w0", "--max-depth", "1"),
+                  tmp_path)])   # alone: it does the whole crawl
+    finish([start(worker(redis_server.url, tmp_path / "w1"), tmp_path)])   # joins a finished crawl
+    with open(tmp_path / "w1" / "index.csv", newline="") as f:
+        assert list(csv.DictReader(f)) == []   # nothing left to do: it did nothing
+    assert '"max_depth": 1' in (tmp_path / "w1" / "state" / "settings.json").read_text()

@@ -1,0 +1,757 @@
+"""URL_List in Redis: one crawl shared by many worker processes.
+
+Every piece of shared crawl state lives in Redis under one hash tag per
+crawl (``crawl:{ID}:``, so a Redis Cluster keeps it on one slot) and
+changes only inside Lua scripts, which Redis runs one at a time: there is
+no read-modify-write race between workers, and every time is Redis's own
+``TIME``, never a worker's clock.
+
+Keys (``p`` = the prefix):
+  p cfg          settings the scripts need (delay, per_host, max_pages, trap limits)
+  p settings     the crawl's settings as JSON (what `crawler worker` runs with)
+  p state        next_id (the total queue's length), processed, leased
+  p flags        the design paper's level flags (list of queue totals m)
+  p q:L:HOST     URLs of level L on HOST, FIFO: "id\\tlevel\\tparent\\thost\\turl"
+  p ready:L      HOSTs with URLs of level L, scored by when they may start
+                 (ms; a hint that is never later than the truth: checked on use)
+  p h:HOST       the host's politeness: fl (in flight), last (ms), iv, nb
+  p workers      worker id -> lease deadline (ms), ordered: expired ones
+                 are found with one ZRANGEBYSCORE, never a scan
+  p lease:W      id -> queue entry of every URL worker W holds
+  p slots:W      HOST -> request slots W holds (given back if W dies)
+  p lseen:ID     fingerprints of redirect targets marked seen by ID's lease
+  p rows:W       id -> the index row W committed and has not confirmed written
+  p seen         the URL-seen set: 8-byte fingerprints of normalized URLs
+  p content      content MD5 -> id of the first page with that text
+  p trap:host, p trap:path   the trap limits' counters
+
+Exact levels: URLs are leased only from the open level's queues; the open
+level closes when every URL of it is acknowledged (requeues and reclaimed
+leases included), by the same rule as urllist.hosts.HostFrontier's flags.
+A URL leased by a worker whose deadline passes goes back to the head of its
+host's queue, its redirect marks leave the seen-set, and a late
+acknowledgement of it is refused.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import redis
+
+from urllist.queued import QueuedUrl
+
+INF_MS = 10 ** 15          # "not until a slot is given back"
+LEASE_SECONDS = 60.0       # a worker silent this long has died: its URLs go to others
+HEARTBEAT_SECONDS = 5.0
+POLL_SECONDS = 0.05        # how soon to ask again while other workers hold the open level
+RECONNECT_SECONDS = 120.0  # how long a worker waits for Redis to come back
+
+
+class RedisStateError(Exception):
+    """Redis cannot hold this crawl (unreachable, evicting, no persistence,
+    no such crawl): the one-line reason and what to do."""
+
+
+def fingerprint(url: str) -> bytes:
+    """A normalized URL's 64-bit seen-set member."""
+    return hashlib.blake2b(url.encode("utf-8"), digest_size=8).digest()
+
+
+# -- the scripts -----------------------------------------------------------
+# Shared helpers, prefixed to every script. KEYS[1] is the crawl's prefix.
+_PRELUDE = r"""
+local p = KEYS[1]
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local cfg = redis.call('HMGET', p .. 'cfg', 'delay', 'per_host', 'max_pages', 'lease', 'host_cap', 'query_cap')
+local DELAY, PER_HOST, MAX_PAGES = tonumber(cfg[1]), tonumber(cfg[2]), tonumber(cfg[3])
+local LEASE, HOST_CAP, QUERY_CAP = tonumber(cfg[4]), tonumber(cfg[5]), tonumber(cfg[6])
+local INF = 1e15
+
+local function split(s)
+  local out, start = {}, 1
+  while true do
+    local i = string.find(s, '\t', start, true)
+    if not i then out[#out + 1] = string.sub(s, start); return out end
+    out[#out + 1] = string.sub(s, start, i - 1)
+    start = i + 1
+  end
+end
+
+local function state_num(field)
+  return tonumber(redis.call('HGET', p .. 'state', field) or '0')
+end
+
+local function open_level()
+  return redis.call('LLEN', p .. 'flags') - 1
+end
+
+local function ready_at(h)
+  local v = redis.call('HMGET', p .. 'h:' .. h, 'fl', 'last', 'iv', 'nb')
+  if (tonumber(v[1]) or 0) >= PER_HOST then return INF end
+  local r = tonumber(v[4]) or 0
+  if v[2] then r = math.max(r, tonumber(v[2]) + (tonumber(v[3]) or DELAY)) end
+  return r
+end
+
+-- The open level's hint for h, after something made h ready sooner or later.
+local function hint(h)
+  local level = open_level()
+  if level >= 0 and redis.call('EXISTS', p .. 'q:' .. level .. ':' .. h) == 1 then
+    redis.call('ZADD', p .. 'ready:' .. level, ready_at(h), h)
+  end
+end
+
+local function take_slot(w, h)
+  redis.call('HINCRBY', p .. 'h:' .. h, 'fl', 1)
+  redis.call('HSET', p .. 'h:' .. h, 'last', now)
+  redis.call('HINCRBY', p .. 'slots:' .. w, h, 1)
+end
+
+local function give_slot(w, h)
+  if tonumber(redis.call('HGET', p .. 'slots:' .. w, h) or '0') <= 0 then return 0 end
+  redis.call('HINCRBY', p .. 'slots:' .. w, h, -1)
+  redis.call('HINCRBY', p .. 'h:' .. h, 'fl', -1)
+  hint(h)
+  return 1
+end
+
+local function requeue(entry)
+  local f = split(entry)
+  local level, h = f[2], f[4]
+  redis.call('LPUSH', p .. 'q:' .. level .. ':' .. h, entry)
+  redis.call('ZADD', p .. 'ready:' .. level, 0, h)
+end
+
+-- Everything worker w holds goes back: its URLs to the head of their
+-- queues, its request slots to their hosts, its redirect marks out of seen.
+local function release_worker(w)
+  local leases = redis.call('HGETALL', p .. 'lease:' .. w)
+  for i = 1, #leases, 2 do
+    requeue(leases[i + 1])
+    local marks = p .. 'lseen:' .. leases[i]
+    for _, fp in ipairs(redis.call('SMEMBERS', marks)) do redis.call('SREM', p .. 'seen', fp) end
+    redis.call('DEL', marks)
+  end
+  redis.call('DEL', p .. 'lease:' .. w)
+  local count = #leases / 2
+  if count > 0 then
+    redis.call('HINCRBY', p .. 'state', 'leased', 0 - count)
+    redis.call('HINCRBY', p .. 'state', 'reclaimed', count)
+  end
+  local slots = redis.call('HGETALL', p .. 'slots:' .. w)
+  redis.call('DEL', p .. 'slots:' .. w)
+  for i = 1, #slots, 2 do
+    local held = tonumber(slots[i + 1])
+    if held > 0 then redis.call('HINCRBY', p .. 'h:' .. slots[i], 'fl', 0 - held) end
+    hint(slots[i])
+  end
+  return count
+end
+
+local function reclaim_expired()
+  for _, w in ipairs(redis.call('ZRANGEBYSCORE', p .. 'workers', '-inf', now, 'LIMIT', 0, 8)) do
+    release_worker(w)
+    redis.call('ZREM', p .. 'workers', w)
+  end
+end
+
+-- The design paper's flags: the next one once the open level is processed.
+local function close_levels()
+  while true do
+    local m = tonumber(redis.call('LINDEX', p .. 'flags', -1))
+    local total = state_num('next_id')
+    if state_num('processed') ~= m or total <= m then return end
+    redis.call('RPUSH', p .. 'flags', total)
+  end
+end
+
+local function limit_reached()
+  return MAX_PAGES > 0 and state_num('leased') + state_num('processed') >= MAX_PAGES
+end
+
+local function summary()
+  local level = open_level()
+  local first = redis.call('ZRANGE', p .. 'ready:' .. math.max(level, 0), 0, 0, 'WITHSCORES')
+  local wait = -1
+  if #first > 0 then wait = math.max(0, tonumber(first[2]) - now) end
+  return {state_num('next_id'), state_num('processed'), state_num('leased'),
+          limit_reached() and 1 or 0, wait, redis.call('LRANGE', p .. 'flags', 0, -1)}
+end
+"""
+
+# ARGV: worker, n, then ids whose rows the worker has written (forget them).
+_LEASE = _PRELUDE + r"""
+local w, n = ARGV[1], tonumber(ARGV[2])
+redis.call('ZADD', p .. 'workers', now + LEASE, w)
+for i = 3, #ARGV do redis.call('HDEL', p .. 'rows:' .. w, ARGV[i]) end
+reclaim_expired()
+local out = {}
+local level = open_level()
+local ready = p .. 'ready:' .. level
+local tries = 0
+while n > 0 and not limit_reached() and tries < 4 * n + 16 do
+  tries = tries + 1
+  local hosts = redis.call('ZRANGEBYSCORE', ready, '-inf', now, 'LIMIT', 0, 1)
+  if #hosts == 0 then break end
+  local h = hosts[1]
+  local at = ready_at(h)
+  if at > now then
+    redis.call('ZADD', ready, at, h)
+  else
+    local q = p .. 'q:' .. level .. ':' .. h
+    local entry = redis.call('LPOP', q)
+    if entry then
+      take_slot(w, h)
+      redis.call('HSET', p .. 'lease:' .. w, string.match(entry, '^(%d+)'), entry)
+      redis.call('HINCRBY', p .. 'state', 'leased', 1)
+      out[#out + 1] = entry
+      n = n - 1
+    end
+    if redis.call('LLEN', q) == 0 then redis.call('ZREM', ready, h)
+    else redis.call('ZADD', ready, ready_at(h), h) end
+  end
+end
+return {out, summary()}
+"""
+
+# ARGV: worker, id, content md5 ('' = none), expand (1/0), row, then
+# (fingerprint, host, path-if-query, url) per link.
+_ACK = _PRELUDE + r"""
+local w, id, md5, expand, row = ARGV[1], ARGV[2], ARGV[3], ARGV[4] == '1', ARGV[5]
+local entry = redis.call('HGET', p .. 'lease:' .. w, id)
+if not entry then
+  local done = redis.call('HGET', p .. 'rows:' .. w, id)
+  if not done then return {-1} end
+  -- Committed already: this is a retry whose first reply was lost.
+  local f = split(done)
+  return {tonumber(f[2]), {}, {0, 0, 0, 0}, summary(), tonumber(f[1])}
+end
+local level = tonumber(split(entry)[2])
+redis.call('HDEL', p .. 'lease:' .. w, id)
+redis.call('DEL', p .. 'lseen:' .. id)
+redis.call('ZADD', p .. 'workers', now + LEASE, w)
+local original = -1
+if md5 ~= '' then
+  local first = redis.call('HGET', p .. 'content', md5)
+  if first then original = tonumber(first) else redis.call('HSET', p .. 'content', md5, id) end
+end
+local new, seen, host_full, query_full, beyond = {}, 0, 0, 0, 0
+if original < 0 then
+  for i = 6, #ARGV, 4 do
+    local fp, h, path, url = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+    if redis.call('SADD', p .. 'seen', fp) == 0 then
+      seen = seen + 1
+    elseif not expand then
+      beyond = beyond + 1
+    elseif HOST_CAP > 0 and tonumber(redis.call('HGET', p .. 'trap:host', h) or '0') >= HOST_CAP then
+      host_full = host_full + 1
+    elseif path ~= '' and QUERY_CAP > 0
+        and tonumber(redis.call('HGET', p .. 'trap:path', path) or '0') >= QUERY_CAP then
+      query_full = query_full + 1
+    else
+      if path ~= '' and QUERY_CAP > 0 then redis.call('HINCRBY', p .. 'trap:path', path, 1) end
+      if HOST_CAP > 0 then redis.call('HINCRBY', p .. 'trap:host', h, 1) end
+      local nid = redis.call('HINCRBY', p .. 'state', 'next_id', 1) - 1
+      local q = p .. 'q:' .. (level + 1) .. ':' .. h
+      redis.call('RPUSH', q, nid .. '\t' .. (level + 1) .. '\t' .. id .. '\t' .. h .. '\t' .. url)
+      redis.call('ZADD', p .. 'ready:' .. (level + 1), 'NX', 0, h)
+      new[#new + 1] = nid
+      new[#new + 1] = url
+    end
+  end
+end
+redis.call('HSET', p .. 'rows:' .. w, id, (#new / 2) .. '\t' .. original .. '\t' .. row)
+redis.call('HINCRBY', p .. 'state', 'leased', -1)
+redis.call('HINCRBY', p .. 'state', 'processed', 1)
+close_levels()
+return {original, new, {seen, host_full, query_full, beyond}, summary(), #new / 2}
+"""
+
+# ARGV: worker, id, fingerprint, host, path-if-query. 1: new (marked, and
+# owned by the lease), 0: seen before, 2: a trap limit is full, -1: no lease.
+_MARK = _PRELUDE + r"""
+local w, id, fp, h, path = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+if redis.call('HEXISTS', p .. 'lease:' .. w, id) == 0 then return -1 end
+if redis.call('SISMEMBER', p .. 'lseen:' .. id, fp) == 1 then return 1 end   -- a retry
+if redis.call('SADD', p .. 'seen', fp) == 0 then return 0 end
+redis.call('SADD', p .. 'lseen:' .. id, fp)
+if HOST_CAP > 0 and tonumber(redis.call('HGET', p .. 'trap:host', h) or '0') >= HOST_CAP then return 2 end
+if path ~= '' and QUERY_CAP > 0 then
+  if tonumber(redis.call('HGET', p .. 'trap:path', path) or '0') >= QUERY_CAP then return 2 end
+  redis.call('HINCRBY', p .. 'trap:path', path, 1)
+end
+if HOST_CAP > 0 then redis.call('HINCRBY', p .. 'trap:host', h, 1) end
+return 1
+"""
+
+# ARGV: op, worker, host, milliseconds. The politeness gate's operations.
+_GATE = _PRELUDE + r"""
+local op, w, h, ms = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4] or '0')
+local key = p .. 'h:' .. h
+if op == 'start' then
+  local at = ready_at(h)
+  if at > now then return at - now end
+  take_slot(w, h)
+  hint(h)
+  return 0
+elseif op == 'started' then
+  if tonumber(redis.call('HGET', key, 'last') or '0') < now then redis.call('HSET', key, 'last', now) end
+  hint(h)
+elseif op == 'release' then
+  return give_slot(w, h)
+elseif op == 'hold_off' then
+  if tonumber(redis.call('HGET', key, 'nb') or '0') < now + ms then redis.call('HSET', key, 'nb', now + ms) end
+  hint(h)
+elseif op == 'raise' then
+  if tonumber(redis.call('HGET', key, 'iv') or tostring(DELAY)) < ms then redis.call('HSET', key, 'iv', ms) end
+  hint(h)
+elseif op == 'ready' then
+  return math.max(ready_at(h) - now, 0)
+end
+return 0
+"""
+
+# ARGV: worker. A (re)starting worker gives back what it held, at once,
+# and gets the rows it committed but may not have written.
+_JOIN = _PRELUDE + r"""
+local w = ARGV[1]
+local freed = release_worker(w)
+redis.call('ZADD', p .. 'workers', now + LEASE, w)
+return {freed, redis.call('HGETALL', p .. 'rows:' .. w)}
+"""
+
+# ARGV: worker, then (id) per URL it knows it holds, '--', then (host,
+# count) per slot it knows it holds. After a reply was lost (Redis went
+# away mid-call), whatever Redis gave the worker that the worker never
+# heard of goes back.
+_RESYNC = _PRELUDE + r"""
+local w = ARGV[1]
+local known, i = {}, 2
+while ARGV[i] ~= '--' do known[ARGV[i]] = true; i = i + 1 end
+local freed = 0
+local leases = redis.call('HGETALL', p .. 'lease:' .. w)
+for j = 1, #leases, 2 do
+  if not known[leases[j]] then
+    redis.call('HDEL', p .. 'lease:' .. w, leases[j])
+    requeue(leases[j + 1])
+    redis.call('HINCRBY', p .. 'state', 'leased', -1)
+    freed = freed + 1
+  end
+end
+local mine = {}
+for j = i + 1, #ARGV, 2 do mine[ARGV[j]] = tonumber(ARGV[j + 1]) end
+local slots = redis.call('HGETALL', p .. 'slots:' .. w)
+for j = 1, #slots, 2 do
+  local h, held = slots[j], tonumber(slots[j + 1])
+  local extra = held - (mine[h] or 0)
+  if extra > 0 then
+    redis.call('HINCRBY', p .. 'slots:' .. w, h, 0 - extra)
+    redis.call('HINCRBY', p .. 'h:' .. h, 'fl', 0 - extra)
+    hint(h)
+  end
+end
+return freed
+"""
+
+# ARGV: worker. A worker leaving: what it holds goes back.
+_LEAVE = _PRELUDE + r"""
+local freed = release_worker(ARGV[1])
+redis.call('ZREM', p .. 'workers', ARGV[1])
+redis.call('DEL', p .. 'rows:' .. ARGV[1])   -- it wrote them all before leaving
+return freed
+"""
+
+# ARGV: settings JSON, delay ms, per_host, max_pages, lease ms, host cap,
+# query cap, then (fingerprint, host, url) per seed.
+_CREATE = r"""
+local p = KEYS[1]
+if redis.call('EXISTS', p .. 'state') == 1 then return 0 end
+redis.call('SET', p .. 'settings', ARGV[1])
+redis.call('HSET', p .. 'cfg', 'delay', ARGV[2], 'per_host', ARGV[3], 'max_pages', ARGV[4],
+           'lease', ARGV[5], 'host_cap', ARGV[6], 'query_cap', ARGV[7])
+local n = 0
+for i = 8, #ARGV, 3 do
+  if redis.call('SADD', p .. 'seen', ARGV[i]) == 1 then
+    redis.call('RPUSH', p .. 'q:0:' .. ARGV[i + 1], n .. '\t0\t\t' .. ARGV[i + 1] .. '\t' .. ARGV[i + 2])
+    redis.call('ZADD', p .. 'ready:0', 'NX', 0, ARGV[i + 1])
+    n = n + 1
+  end
+end
+redis.call('HSET', p .. 'state', 'next_id', n, 'processed', 0, 'leased', 0, 'reclaimed', 0)
+redis.call('RPUSH', p .. 'flags', n)
+return 1
+"""
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The shared crawl as the last script saw it."""
+    next_id: int
+    processed: int
+    leased: int
+    limit_reached: bool
+    wait: float | None        # seconds until the open level's next host may start; None: no host queued
+    flags: tuple[int, ...]
+
+    @classmethod
+    def of(cls, reply) -> Summary:
+        total, processed, leased, limit, wait, flags = reply
+        return cls(int(total), int(processed), int(leased), bool(int(limit)),
+                   None if int(wait) < 0 else int(wait) / 1000, tuple(int(m) for m in flags))
+
+    @property
+    def finished(self) -> bool:
+        """Every URL acknowledged, or the page budget spent and acknowledged."""
+        return self.processed == self.next_id or (self.limit_reached and self.leased == 0)
+
+
+@dataclass(frozen=True)
+class Commit:
+    """What the acknowledgement of one page did."""
+    accepted: bool
+    duplicate_of: int | None = None
+    new: tuple[QueuedUrl, ...] = ()    # () when a retry found the page committed already
+    new_count: int = 0
+    skipped: dict | None = None        # reason -> links not queued
+
+
+def parse_entry(entry: bytes | str) -> tuple[QueuedUrl, str]:
+    text = entry.decode("utf-8") if isinstance(entry, bytes) else entry
+    item_id, level, parent, host, url = text.split("\t", 4)
+    return QueuedUrl(int(item_id), url, int(level), int(parent) if parent else None), host
+
+
+def connect(url: str) -> redis.Redis:
+    """A client for ``url``, checked: reachable, never evicting, persistent."""
+    try:
+        client = redis.Redis.from_url(url, socket_connect_timeout=5, socket_timeout=30)
+        config = {**client.config_get("maxmemory-policy"), **client.config_get("appendonly"),
+                  **client.config_get("save")}
+    except ValueError as exc:
+        raise RedisStateError(f"--redis {url}: {exc} (give redis://HOST:PORT/DB)") from None
+    except redis.exceptions.RedisError as exc:
+        raise RedisStateError(f"--redis {url}: cannot reach Redis ({exc}); start it "
+                              f"(redis-server --appendonly yes) or check the address") from None
+    policy = _text(config.get("maxmemory-policy", "noeviction"))
+    if policy != "noeviction":
+        raise RedisStateError(f"--redis {url}: maxmemory-policy is {policy}, so Redis may evict "
+                              f"crawl state; set it to noeviction (CONFIG SET maxmemory-policy "
+                              f"noeviction)")
+    if _text(config.get("appendonly", "no")) != "yes" and not _text(config.get("save", "")):
+        raise RedisStateError(f"--redis {url}: Redis keeps nothing on disk (appendonly no, no "
+                              f"save points), so a restart loses the crawl; turn on AOF "
+                              f"(CONFIG SET appendonly yes)")
+    return client
+
+
+def _text(value) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+class SharedCrawl:
+    """One crawl's keys in Redis, and the scripts that change them."""
+
+    def __init__(self, client: redis.Redis, crawl_id: str) -> None:
+        self.client = client
+        self.crawl_id = crawl_id
+        self.prefix = f"crawl:{{{crawl_id}}}:"
+        self._scripts = {name: client.register_script(code) for name, code in (
+            ("lease", _LEASE), ("ack", _ACK), ("mark", _MARK), ("gate", _GATE),
+            ("join", _JOIN), ("leave", _LEAVE), ("create", _CREATE), ("resync", _RESYNC))}
+        self.lost_replies = 0   # calls retried after Redis went away: state to check again
+
+    def run(self, name: str, *args):
+        """Run a script; while Redis is away (restarting, say), wait and try
+        again, for up to RECONNECT_SECONDS. Every script is safe to run twice
+        (a retry after a lost reply) or is put right by ``resync``."""
+        deadline = time.monotonic() + RECONNECT_SECONDS
+        pause = 0.05
+        while True:
+            try:
+                return self._scripts[name](keys=[self.prefix], args=list(args))
+            except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError,
+                    redis.exceptions.BusyLoadingError) as exc:
+                if time.monotonic() + pause > deadline:
+                    raise RedisStateError(f"lost Redis for {RECONNECT_SECONDS:.0f} s ({exc}); "
+                                          f"run the worker again once Redis is back") from None
+                self.lost_replies += 1
+                time.sleep(pause)   # waiting for a server to come back: nothing to wake us sooner
+                pause = min(pause * 2, 1.0)
+            except redis.exceptions.ResponseError as exc:
+                if "OOM" in str(exc):
+                    raise RedisStateError(f"Redis is full ({exc}); raise maxmemory, the crawl "
+                                          f"state is kept") from None
+                raise
+
+    def create(self, settings: dict, seeds: Iterable[tuple[str, str]], *, delay: float,
+               per_host: int, max_pages: int, host_cap: int, query_cap: int,
+               lease_seconds: float = LEASE_SECONDS) -> bool:
+        """Store a new crawl's settings and seeds ((url, host) pairs); False
+        if a crawl with this id exists already."""
+        args = [json.dumps(settings), round(delay * 1000), per_host, max_pages,
+                round(lease_seconds * 1000), host_cap, query_cap]
+        for url, host in seeds:
+            args += [fingerprint(url), host, url]
+        return bool(self.run("create", *args))
+
+    def settings(self) -> dict | None:
+        raw = self.client.get(self.prefix + "settings")
+        return None if raw is None else json.loads(raw)
+
+    def exists(self) -> bool:
+        return bool(self.client.exists(self.prefix + "state"))
+
+
+class RedisGate:
+    """The politeness gate (getpage.PolitenessGate's interface) on Redis:
+    every worker's requests to a host share one in-flight count and one
+    next-allowed time. ``clock`` is this process's monotonic clock; Redis
+    answers in durations, so no two machines' clocks are ever compared."""
+
+    def __init__(self, shared: SharedCrawl, worker: str, cancelled: type[Exception]) -> None:
+        self._shared = shared
+        self._worker = worker
+        self._cancelled = threading.Event()
+        self._error = cancelled      # what a cancelled wait raises (getpage's Cancelled)
+        self._lock = threading.RLock()   # ops and resync: the held counts match Redis's
+        self.held: Counter[str] = Counter()   # host -> slots this worker holds
+
+    def clock(self) -> float:
+        return time.monotonic()
+
+    def _op(self, op: str, host: str, seconds: float = 0.0) -> int:
+        with self._lock:
+            answer = int(self._shared.run("gate", op, self._worker, host, round(seconds * 1000)))
+            if op == "start" and answer == 0:
+                self.held[host] += 1
+            elif op == "release" and answer == 1:
+                self.held[host] -= 1
+            return answer
+
+    def locked(self):
+        return self._lock
+
+    def leased(self, host: str) -> None:
+        """A slot taken by the lease script, with a URL."""
+        with self._lock:
+            self.held[host] += 1
+
+    def try_start(self, host: str, now: float | None = None) -> bool:
+        if self._cancelled.is_set():
+            return False
+        return self._op("start", host) == 0
+
+    def acquire(self, host: str) -> None:
+        while True:
+            if self._cancelled.is_set():
+                self._raise_cancelled()
+            wait = self._op("start", host)
+            if wait == 0:
+                return
+            self.wait(min(wait / 1000, 1.0))
+
+    def ready_at(self, host: str) -> float:
+        return self.clock() + self._op("ready", host) / 1000
+
+    def started(self, host: str) -> None:
+        self._op("started", host)
+
+    def release(self, host: str) -> None:
+        self._op("release", host)
+
+    def hold_off(self, host: str, seconds: float) -> None:
+        self._op("hold_off", host, seconds)
+
+    def raise_interval(self, host: str, seconds: float) -> None:
+        self._op("raise", host, seconds)
+
+    def wait(self, seconds: float) -> None:
+        self._cancelled.wait(seconds)
+        if self._cancelled.is_set():
+            self._raise_cancelled()
+
+    def cancel(self) -> None:
+        self._cancelled.set()
+
+    def _raise_cancelled(self):
+        raise self._error()
+
+
+class RedisFrontier:
+    """URL_List's Frontier protocol over a SharedCrawl, for one worker.
+
+    pop() leases URLs whose host may start now (the slot taken in the same
+    script); a page's children, content verdict and commit go in one
+    ``commit`` call (the Controller's shared-state path), so ``push`` and
+    ``done`` do nothing here. A URL whose fetch goes on later (a retry, a
+    redirect to another host) stays leased and waits here for its host.
+    """
+
+    def __init__(self, shared: SharedCrawl, worker: str, gate: RedisGate) -> None:
+        self._shared = shared
+        self._worker = worker
+        self._gate = gate
+        self._summary: Summary | None = None
+        self._waiting: list[tuple[float, str, QueuedUrl]] = []   # (local time, host, item)
+        self._written: list[int] = []   # committed ids whose rows are written: forget them
+        self._asked_at = 0.0
+        self._held_ids: set[int] = set()   # leased to us and not committed
+        self._lost_seen = shared.lost_replies
+        self._beat = threading.Event()
+        self._heart = threading.Thread(target=self._heartbeat, daemon=True)
+
+    # -- joining and leaving ------------------------------------------------
+    def join(self) -> tuple[int, dict[int, tuple[int, int | None, str]]]:
+        """(URLs this worker held before, given back now; its committed rows
+        that may not be written: id -> (new links, duplicate_of, row JSON))."""
+        freed, rows = self._shared.run("join", self._worker)
+        found = {}
+        for key, value in zip(rows[::2], rows[1::2]):
+            new, original, row = value.decode("utf-8").split("\t", 2)
+            found[int(key)] = (int(new), None if int(original) < 0 else int(original), row)
+        self._heart.start()
+        self._refresh(0)
+        return int(freed), found
+
+    def leave(self) -> None:
+        self._beat.set()
+        self._shared.run("leave", self._worker)
+
+    def _heartbeat(self) -> None:
+        while not self._beat.wait(HEARTBEAT_SECONDS):
+            try:
+                self._refresh(0)
+            except redis.exceptions.RedisError:
+                pass   # the loop's own calls report it
+
+    def _refresh(self, n: int) -> list[QueuedUrl]:
+        """Lease up to n URLs (n = 0: only the heartbeat and the summary)."""
+        with self._gate.locked():
+            if self._shared.lost_replies != self._lost_seen:
+                self._resync()
+            written, self._written = self._written, []
+            entries, summary = self._shared.run("lease", self._worker, n, *written)
+            self._summary = Summary.of(summary)
+            self._asked_at = time.monotonic()
+            items = []
+            for entry in entries:
+                item, host = parse_entry(entry)
+                self._gate.leased(host)
+                self._held_ids.add(item.id)
+                items.append(item)
+            return items
+
+    def _resync(self) -> None:
+        """After a lost reply: give back what Redis holds for us that we never heard of."""
+        self._lost_seen = self._shared.lost_replies
+        slots = [value for host, count in self._gate.held.items() if count > 0
+                 for value in (host, count)]
+        self._shared.run("resync", self._worker, *sorted(self._held_ids), "--", *slots)
+
+    # -- the Frontier protocol ------------------------------------------------
+    def pop(self, n: int, now: float) -> list[QueuedUrl]:
+        out = self._due(n, now)
+        if len(out) < n:
+            out += self._refresh(n - len(out))
+        return out
+
+    def _due(self, n: int, now: float) -> list[QueuedUrl]:
+        """Waiting URLs whose time has come and whose host gives a slot."""
+        out, later = [], []
+        for when, host, item in sorted(self._waiting, key=lambda w: w[0]):
+            if len(out) < n and when <= now and self._gate.try_start(host):
+                out.append(item)
+            else:
+                later.append((when if when > now else now + POLL_SECONDS, host, item))
+        self._waiting = later
+        return out
+
+    def next_ready(self, now: float) -> float | None:
+        summary = self._summary
+        if summary is None or summary.finished:
+            return None if not self._waiting else min(w[0] for w in self._waiting)
+        times = [w[0] for w in self._waiting]
+        if summary.wait is not None:
+            times.append(self._asked_at + summary.wait)
+        times.append(now + POLL_SECONDS)   # others hold the open level: ask again soon
+        return min(times)
+
+    def fetched(self, item: QueuedUrl) -> None:
+        """Its slot went back to Redis through the gate."""
+
+    def requeue(self, item: QueuedUrl, host: str, not_before: float | None = None) -> None:
+        self._waiting.append((not_before or 0.0, host, item))
+
+    def done(self, item: QueuedUrl) -> None:
+        """Committed already, by commit()."""
+
+    def exhausted(self) -> bool:
+        return self._summary is not None and self._summary.finished and not self._waiting
+
+    def push(self, items, taken=frozenset()) -> None:
+        raise TypeError("a shared crawl queues URLs only through commit()")
+
+    def restore(self, items, done_ids) -> None:
+        raise TypeError("a shared crawl's state is in Redis: nothing to restore")
+
+    @property
+    def next_id(self) -> int:
+        return self._summary.next_id if self._summary else 0
+
+    def __len__(self) -> int:
+        return self.next_id
+
+    @property
+    def level_flags(self) -> tuple[int, ...]:
+        return self._summary.flags if self._summary else ()
+
+    @property
+    def current_level(self) -> int:
+        return max(len(self.level_flags) - 1, 0)
+
+    @property
+    def finished_levels(self) -> int:
+        if not self._summary:
+            return 0
+        return sum(1 for m in self._summary.flags if m <= self._summary.processed)
+
+    @property
+    def limit_reached(self) -> bool:
+        return bool(self._summary and self._summary.limit_reached)
+
+    # -- the shared-state path ---------------------------------------------
+    def commit(self, item: QueuedUrl, content_md5: str, links: list[tuple[str, str, str]],
+               expand: bool, row: dict) -> Commit:
+        """Acknowledge item: its content verdict, its links ((url, host,
+        path if it has a query)) queued if new, its row kept until written."""
+        args = [self._worker, item.id, content_md5 or "", int(expand), json.dumps(row)]
+        for url, host, path in links:
+            args += [fingerprint(url), host, path, url]
+        reply = self._shared.run("ack", *args)
+        if int(reply[0]) == -1 and len(reply) == 1:
+            self._held_ids.discard(item.id)
+            return Commit(False)
+        self._held_ids.discard(item.id)
+        original, new, counts, summary, new_count = reply
+        self._summary = Summary.of(summary)
+        self._asked_at = time.monotonic()
+        items = tuple(QueuedUrl(int(i), url.decode("utf-8"), item.level + 1, item.id)
+                      for i, url in zip(new[::2], new[1::2]))
+        seen, host_full, query_full, beyond = (int(c) for c in counts)
+        return Commit(True, None if int(original) < 0 else int(original), items, int(new_count),
+                      {"seen": seen, "host-pages": host_full, "query-variants": query_full,
+                       "depth": beyond})
+
+    def mark_seen(self, item_id: int, url: str, host: str, path: str) -> int:
+        return int(self._shared.run("mark", self._worker, item_id, fingerprint(url), host, path))
+
+    def written(self, item_id: int) -> None:
+        """The row of item_id is in this worker's index.csv: Redis may forget it."""
+        self._written.append(item_id)
