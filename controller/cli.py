@@ -518,6 +518,34 @@ def _quiet_stdout() -> None:
     os.dup2(devnull, sys.stdout.fileno())
 
 
+@cli.command()
+@click.argument("worker_dirs", nargs=-1, required=True, metavar="WORKER_DIR...",
+                type=click.Path(path_type=Path))
+@click.option("--out", "-o", type=click.Path(path_type=Path), required=True,
+              help="The merged crawl directory: new or empty, unless --overwrite.")
+@click.option("--overwrite", is_flag=True, help="Replace the crawl files in a non-empty --out.")
+def merge(worker_dirs, out, overwrite) -> None:
+    """Merge the output directories of a shared crawl's workers into one
+    crawl directory, which report, export, warc-index and read_crawl read as
+    any other. Needs no network and never writes into the workers' directories.
+
+    \b
+    Example:
+      crawler merge --out site w1 w2 w3
+      crawler report site
+    """
+    from controller.readers.merge import MergeError, merge_crawls
+    try:
+        merged = merge_crawls(worker_dirs, out, overwrite=overwrite)
+    except MergeError as exc:
+        raise click.UsageError(str(exc)) from None
+    for note in merged.notes:
+        click.echo(f"merge: {note}", err=True)
+    ended = "" if merged.ended else "; no worker ended, so it is a killed crawl (no stats.json)"
+    click.echo(f"merged {merged.workers} worker directories into {out}: {merged.urls:,} URLs, "
+               f"{merged.pages:,} pages ({merged.linked:,} files hard-linked, {merged.copied:,} "
+               f"copied){ended}")
+
 DEMO_DEPTH = 6  # the demo site's levels are 0..6; deeper levels hold only the calendar trap
 
 
