@@ -674,6 +674,42 @@ def worker(redis_url, crawl_id, out, workers, processes, worker_id, quiet) -> No
                  else 128 + signal.SIGTERM)
 
 
+@cli.command()
+@click.option("--redis", "redis_url", required=True, metavar="redis://HOST:PORT/DB",
+              help="The Redis that holds the shared crawl.")
+@click.option("--crawl-id", default="crawl", show_default=True, metavar="NAME",
+              help="The shared crawl's name.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="text for people, json for scripts.")
+def status(redis_url, crawl_id, fmt) -> None:
+    """Show a shared crawl: its open level, queue, leases, and each worker's
+    speed (pages per minute over the last 2 minutes, the weight that decides
+    how many URLs it may hold). Reads only; safe while the crawl runs."""
+    crawl = _shared_crawl(redis_url, crawl_id)
+    if not crawl.exists():
+        raise click.UsageError(f"--crawl-id {crawl_id}: no such crawl in Redis at {redis_url}")
+    shown = crawl.status()
+    if fmt == "json":
+        click.echo(json.dumps(shown, indent=2))
+        return
+    for line in status_lines(shown):
+        click.echo(line)
+
+
+def status_lines(shown: dict) -> list[str]:
+    state = "finished" if shown["finished"] else f"open level {shown['open_level']}"
+    lines = [f"crawl {shown['crawl_id']}: {state}; {shown['queue_total']:,} URLs queued in all, "
+             f"{shown['processed']:,} processed, {shown['leased']:,} leased, "
+             f"{shown['reclaimed']:,} reclaimed from workers that went silent",
+             f"waiting: {shown['queued_open_level']:,} URLs of the open level, "
+             f"{shown['queued_next_level']:,} of the next, on {shown['hosts_with_work']:,} hosts",
+             f"{'worker':<28} {'leased':>7} {'pages/min':>10} {'silent':>8} {'rows to write':>14}"]
+    for w in shown["workers"]:
+        lines.append(f"{w['worker']:<28} {w['leased']:>7} {w['pages_per_minute']:>10.1f} "
+                     f"{w['silent_for_seconds']:>7.1f}s {w['rows_unconfirmed']:>14}")
+    return lines
+
+
 @contextmanager
 def _serving(site=None, port: int = 0):
     """A running demo server; a busy port is a one-line usage error."""

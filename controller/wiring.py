@@ -62,7 +62,7 @@ def fetcher(config: CrawlConfig, gate: PolitenessGate,
 def frontier(config: CrawlConfig, gate: PolitenessGate, shared=None):
     if shared is not None:
         from urllist.redisqueue import RedisFrontier
-        return RedisFrontier(shared.crawl, shared.worker, gate)
+        return RedisFrontier(shared.crawl, shared.worker, gate, config.workers)
     return HostFrontier(host_key, gate, max_ahead=AHEAD_PER_WORKER * config.workers)
 
 

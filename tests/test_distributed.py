@@ -2,6 +2,7 @@
 result as one machine, politeness across all workers (the servers' logs),
 nothing lost when a worker or Redis itself is killed."""
 import csv
+import json
 import os
 import signal
 import subprocess
@@ -99,14 +100,20 @@ def test_three_workers_give_the_one_machine_crawl_and_stay_polite(clean_logs, tm
     roots, logs = clean_logs
     single = tmp_path / "single"
     Crawl(CrawlConfig(seeds=tuple(roots), out=single, delay=DELAY, max_depth=0, max_pages=0,
-                      progress=False)).run()
+                      warc=True, progress=False)).run()
     for log in logs:
         log.clear()
     dirs = [tmp_path / f"w{k}" for k in range(3)]
-    procs = [start(first_worker(roots, redis_server.url, dirs[0]), tmp_path)]
+    procs = [start(first_worker(roots, redis_server.url, dirs[0], "--warc"), tmp_path)]
     wait_created(redis_server.url, procs)
     procs += [start(worker(redis_server.url, d), tmp_path) for d in dirs[1:]]
+    wait_rows(dirs[1], 3, procs)
+    during = status_of(redis_server.url)
+    assert 0 < during["processed"] <= during["queue_total"] <= PAGES and during["workers"]
     finish(procs)
+    after = status_of(redis_server.url)
+    assert after["finished"] and after["processed"] == PAGES and after["leased"] == 0
+    assert after["workers"] == []   # each left, giving back what it held
     rows = union_rows(dirs)
     assert {r["url"]: int(r["level"]) for r in rows} == truth(roots)
     assert {r["url"]: int(r["level"]) for r in rows_of(single)} == truth(roots)
@@ -122,6 +129,29 @@ def test_three_workers_give_the_one_machine_crawl_and_stay_polite(clean_logs, tm
                  if b.time - a.time < SERVER_SIDE * DELAY]
         assert not short, short
     assert max(page_requests(logs).values()) == 1 and len(page_requests(logs)) == PAGES
+    assert_merge_is_the_single_crawl(tmp_path, dirs, single)
+
+
+def status_of(redis_url):
+    done = cli("status", "--redis", redis_url, "--crawl-id", "t", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def assert_merge_is_the_single_crawl(tmp_path, dirs, single):
+    merged = tmp_path / "merged"
+    assert cli("merge", "--out", str(merged), *map(str, dirs)).returncode == 0
+    strip = lambda rows: sorted((r["url"], r["level"], r["status"], r["body_md5"]) for r in rows)
+    assert strip(rows_of(merged)) == strip(rows_of(single))
+    reports = [json.loads(cli("report", str(d), "--format", "json").stdout) for d in (merged, single)]
+    assert [(l["urls"], l["pages"]) for l in reports[0]["levels"]] == \
+        [(l["urls"], l["pages"]) for l in reports[1]["levels"]]
+    indexed = [sorted(line.split()[2] for line in cli("warc-index", str(d)).stdout.splitlines()
+                      if " text/html " in line) for d in (merged, single)]
+    assert indexed[0] == indexed[1] and len(indexed[0]) == PAGES
+    exported = [sorted(json.loads(line)["url"] for line in cli("export", str(d)).stdout.splitlines())
+                for d in (merged, single)]
+    assert exported[0] == exported[1]
 
 
 def held_urls(redis_url: str, worker_id: str) -> set[str]:
@@ -223,10 +253,12 @@ def test_a_redis_that_cannot_hold_the_crawl_is_a_one_line_error(tmp_path, extra,
     assert not out.exists()
 
 
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "controller", *args], capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
 def test_joining_a_crawl_that_is_not_there_or_creating_one_twice(tmp_path, redis_server):
-    def cli(*args):
-        return subprocess.run([sys.executable, "-m", "controller", *args], capture_output=True,
-                              text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
     done = cli("worker", "--redis", redis_server.url, "--crawl-id", "nope", "--out",
                str(tmp_path / "w"))
     assert done.returncode == 2 and "no such crawl in Redis" in done.stderr

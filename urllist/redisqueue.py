@@ -63,6 +63,8 @@ def fingerprint(url: str) -> bytes:
     return hashlib.blake2b(url.encode("utf-8"), digest_size=8).digest()
 
 
+WINDOW_MS = 120_000   # a worker's speed (node weight): its pages over the last 2 minutes
+
 # -- the scripts -----------------------------------------------------------
 # Shared helpers, prefixed to every script. KEYS[1] is the crawl's prefix.
 _PRELUDE = r"""
@@ -73,6 +75,7 @@ local cfg = redis.call('HMGET', p .. 'cfg', 'delay', 'per_host', 'max_pages', 'l
 local DELAY, PER_HOST, MAX_PAGES = tonumber(cfg[1]), tonumber(cfg[2]), tonumber(cfg[3])
 local LEASE, HOST_CAP, QUERY_CAP = tonumber(cfg[4]), tonumber(cfg[5]), tonumber(cfg[6])
 local INF = 1e15
+local HOLD_MS = 10000
 
 local function split(s)
   local out, start = {}, 1
@@ -176,6 +179,26 @@ local function limit_reached()
   return MAX_PAGES > 0 and state_num('leased') + state_num('processed') >= MAX_PAGES
 end
 
+-- The seed paper's node weight: pages per second over the last WINDOW ms,
+-- from buckets of BUCKET ms (old ones dropped as new ones fill).
+local BUCKET, WINDOW = 10000, WINDOW_MS
+local function count_page(w)
+  local key = p .. 'rate:' .. w
+  local bucket = math.floor(now / BUCKET)
+  redis.call('HINCRBY', key, bucket, 1)
+  for _, b in ipairs(redis.call('HKEYS', key)) do
+    if tonumber(b) <= bucket - WINDOW / BUCKET then redis.call('HDEL', key, b) end
+  end
+end
+
+local function weight(w)
+  local values = redis.call('HVALS', p .. 'rate:' .. w)
+  if #values == 0 then return nil end
+  local sum = 0
+  for _, v in ipairs(values) do sum = sum + tonumber(v) end
+  return sum * 1000 / WINDOW
+end
+
 local function summary()
   local level = open_level()
   local first = redis.call('ZRANGE', p .. 'ready:' .. math.max(level, 0), 0, 0, 'WITHSCORES')
@@ -184,14 +207,22 @@ local function summary()
   return {state_num('next_id'), state_num('processed'), state_num('leased'),
           limit_reached() and 1 or 0, wait, redis.call('LRANGE', p .. 'flags', 0, -1)}
 end
-"""
+""".replace("WINDOW_MS", str(WINDOW_MS))
 
-# ARGV: worker, n, then ids whose rows the worker has written (forget them).
+# ARGV: worker, n, its fetch threads, then ids whose rows the worker has
+# written (forget them). A worker holds at most what it finishes in
+# HOLD_MS at its own recent speed (its weight), and never less than its
+# threads until it has a speed: a slow or failing node holds few URLs, so
+# few wait on it at a level's end and few are fetched again if it dies.
 _LEASE = _PRELUDE + r"""
-local w, n = ARGV[1], tonumber(ARGV[2])
+local w, n, threads = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 redis.call('ZADD', p .. 'workers', now + LEASE, w)
-for i = 3, #ARGV do redis.call('HDEL', p .. 'rows:' .. w, ARGV[i]) end
+for i = 4, #ARGV do redis.call('HDEL', p .. 'rows:' .. w, ARGV[i]) end
 reclaim_expired()
+local speed = weight(w)
+local cap = threads
+if speed then cap = math.max(2, math.ceil(speed * HOLD_MS / 1000)) end
+n = math.min(n, cap - redis.call('HLEN', p .. 'lease:' .. w))
 local out = {}
 local level = open_level()
 local ready = p .. 'ready:' .. level
@@ -270,6 +301,7 @@ end
 redis.call('HSET', p .. 'rows:' .. w, id, (#new / 2) .. '\t' .. original .. '\t' .. row)
 redis.call('HINCRBY', p .. 'state', 'leased', -1)
 redis.call('HINCRBY', p .. 'state', 'processed', 1)
+count_page(w)
 close_levels()
 return {original, new, {seen, host_full, query_full, beyond}, summary(), #new / 2}
 """
@@ -508,6 +540,39 @@ class SharedCrawl:
     def exists(self) -> bool:
         return bool(self.client.exists(self.prefix + "state"))
 
+    def status(self) -> dict:
+        """What `crawler status` shows; read only, a moment's snapshot."""
+        p, client = self.prefix, self.client
+        state = {k.decode(): int(v) for k, v in client.hgetall(p + "state").items()}
+        flags = [int(m) for m in client.lrange(p + "flags", 0, -1)]
+        level = len(flags) - 1
+        hosts = client.zrange(p + f"ready:{level}", 0, -1) + client.zrange(p + f"ready:{level + 1}", 0, -1)
+        queued = {lvl: sum(client.llen(p + f"q:{lvl}:{h.decode()}") for h in
+                           client.zrange(p + f"ready:{lvl}", 0, -1)) for lvl in (level, level + 1)}
+        server_now = _server_ms(client)
+        workers = []
+        for name, deadline in client.zrange(p + "workers", 0, -1, withscores=True):
+            name = name.decode()
+            pages = sum(int(v) for v in client.hvals(p + f"rate:{name}"))
+            workers.append({"worker": name, "leased": client.hlen(p + f"lease:{name}"),
+                            "rows_unconfirmed": client.hlen(p + f"rows:{name}"),
+                            "pages_per_minute": pages * 60 / (WINDOW_MS / 1000),
+                            "silent_for_seconds": max(0.0, (server_now - (deadline - self.lease_ms())) / 1000)})
+        return {"crawl_id": self.crawl_id, "open_level": level, "flags": flags,
+                "queue_total": state.get("next_id", 0), "processed": state.get("processed", 0),
+                "leased": state.get("leased", 0), "reclaimed": state.get("reclaimed", 0),
+                "queued_open_level": queued[level], "queued_next_level": queued[level + 1],
+                "hosts_with_work": len(set(hosts)), "workers": workers,
+                "finished": state.get("processed", 0) == state.get("next_id", 0)}
+
+    def lease_ms(self) -> int:
+        return int(self.client.hget(self.prefix + "cfg", "lease") or 0)
+
+
+def _server_ms(client: redis.Redis) -> int:
+    seconds, micros = client.time()
+    return seconds * 1000 + micros // 1000
+
 
 class RedisGate:
     """The politeness gate (getpage.PolitenessGate's interface) on Redis:
@@ -594,7 +659,8 @@ class RedisFrontier:
     redirect to another host) stays leased and waits here for its host.
     """
 
-    def __init__(self, shared: SharedCrawl, worker: str, gate: RedisGate) -> None:
+    def __init__(self, shared: SharedCrawl, worker: str, gate: RedisGate, threads: int = 8) -> None:
+        self.threads = threads
         self._shared = shared
         self._worker = worker
         self._gate = gate
@@ -637,7 +703,7 @@ class RedisFrontier:
             if self._shared.lost_replies != self._lost_seen:
                 self._resync()
             written, self._written = self._written, []
-            entries, summary = self._shared.run("lease", self._worker, n, *written)
+            entries, summary = self._shared.run("lease", self._worker, n, self.threads, *written)
             self._summary = Summary.of(summary)
             self._asked_at = time.monotonic()
             items = []
