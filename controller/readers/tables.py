@@ -20,6 +20,8 @@ class Table:
     rows: tuple[tuple[str, ...], ...]
     notes: tuple[str, ...] = ()
     align: str = ""                          # "l"/"r" per column; "" = numbers right, text left
+    totals: int = 0                          # the last rows sum up the others: they stay last
+    sortable: bool = True                    # False: the rows' order carries meaning (groups)
 
     def to_text(self) -> str:
         lines = [self.title]
