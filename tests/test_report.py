@@ -397,7 +397,7 @@ def test_text_markdown_and_json_carry_the_same_report(demo):
     levels_text = text.split("\nLevels\n")[1].split("\n\n")[0]
     assert level_table(stats).splitlines()[1].split() == levels_text.splitlines()[1].split()
     with pytest.raises(ValueError, match="unknown report format"):
-        render_report(report, "html")
+        render_report(report, "pdf")
 
 
 def test_the_terminal_level_table_keeps_its_expected_column():

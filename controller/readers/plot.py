@@ -38,9 +38,14 @@ STATUS_CLASSES = (("2", "2xx success", "#2e7d32"), ("3", "3xx redirect", "#1565c
 STATUS_CLASS = {key: (label, colour) for key, label, colour in STATUS_CLASSES}
 
 
+def can_plot() -> bool:
+    """Whether matplotlib is installed (without importing it)."""
+    return importlib.util.find_spec("matplotlib") is not None
+
+
 def check_plotting() -> None:
     """ReportError, with how to install it, when matplotlib is missing."""
-    if importlib.util.find_spec("matplotlib") is None:
+    if not can_plot():
         raise ReportError(f"--plot needs matplotlib, which is not installed: {INSTALL_HINT}")
 
 

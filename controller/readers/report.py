@@ -5,7 +5,8 @@ Owns what a person reads about a crawl: ``level_table`` and
 ``build_report`` / ``render_report``, which read a crawl directory
 afterwards, or while it runs, or after it was killed (through
 controller/readers/files.py, so partial files are fine and said to be partial)
-and render it as text, Markdown or JSON. Reading a report never needs the
+and render it as text, Markdown or JSON (and, from the same ``sections``,
+as HTML: controller/readers/html.py). Reading a report never needs the
 network or the crawl's seeds.
 
 Definitions used throughout, as in stats.json: "URLs/s" counts every
@@ -34,6 +35,7 @@ FORMATS = ("text", "markdown", "json")
 PEAK_WINDOW_SECONDS = 1.0     # the peak rate is the busiest span of this length
 EXAMPLES_PER_ERROR_KIND = 3
 TOP_LINKS = 10
+PARTIAL_TITLE = "Partial or incomplete files"   # the section of Report.notes
 TITLE_CHARS = 60              # longer titles are cut, so the top-pages tables stay readable
 QUANTILES = ((0.0, "min"), (0.1, "p10"), (0.25, "p25"), (0.5, "median"), (0.75, "p75"),
              (0.9, "p90"), (1.0, "max"))
@@ -497,7 +499,7 @@ def sections(report: Report) -> list[Table]:
     """The report's sections, in order: what every format renders."""
     sections = [_overview(report)]
     if report.notes:
-        sections.append(Table("Partial or incomplete files", (), (), report.notes))
+        sections.append(Table(PARTIAL_TITLE, (), (), report.notes))
     sections += [_level_section(report), _speed_section(report.speed),
                  _count_section("Status codes", "status", report.status_codes, report.urls,
                                 "none = no HTTP response (robots.txt denial, connection error, "

@@ -1,4 +1,5 @@
-"""Tables for people: one titled table, rendered as aligned text or as Markdown.
+"""Tables for people: one titled table, rendered as aligned text or as Markdown
+(controller/readers/html.py renders the same Table as HTML).
 
 Owns the layout of the report's sections (controller/readers/report.py), so the
 report decides only what goes in a table, never how columns line up.
