@@ -36,7 +36,7 @@ def demo(tmp_path_factory, demo_site):
     out = tmp_path_factory.mktemp("html") / "demo"
     with DemoServer(demo_site) as server:
         Crawl(CrawlConfig(seeds=(server.url,), out=out, max_depth=6, max_pages=0, workers=4,
-                          per_host=4, delay=0, retry_backoff=0.05, progress=False)).run()
+                          per_host=4, delay=0, retry_backoff=0.05, processes=0, progress=False)).run()
     done = report_html(out)
     assert done.returncode == 0, done.stderr
     page = out.parent / "report.html"
@@ -194,7 +194,7 @@ def hostile(tmp_path_factory):
     from demosite.server import serve
     out = tmp_path_factory.mktemp("hostile") / "crawl"
     with serve(hostile_site) as (url, _):
-        Crawl(CrawlConfig(seeds=(url,), out=out, max_depth=2, delay=0, retries=0,
+        Crawl(CrawlConfig(seeds=(url,), out=out, max_depth=2, delay=0, retries=0, processes=0,
                           user_agent=HOSTILE_AGENT, progress=False)).run()
     done = report_html(out)
     assert done.returncode == 0, done.stderr
