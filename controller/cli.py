@@ -23,6 +23,7 @@ from controller.engine import Crawl
 from controller.resume import MUST_MATCH, SETTINGS_FILE, STATE_DIR, WARC_FILE, refuse_if_locked
 from controller.progress import Progress, in_force
 from controller.readers.export import EXPORT_FORMATS, export_pages
+from controller.readers.html import render_html
 from controller.readers.report import (FORMATS, TOP_LINKS, ReportError, build_report, level_table,
                                render_report, summary_lines)
 from controller.store import OutputError
@@ -443,8 +444,10 @@ def one_line(exc: click.ClickException) -> str:
 
 @cli.command()
 @click.argument("crawl_dir", metavar="DIR", type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
-              help="text for the terminal, markdown for notes and issues, json for scripts.")
+@click.option("--format", "fmt", type=click.Choice((*FORMATS, "html")), default="text",
+              show_default=True,
+              help="text for the terminal, markdown for notes and issues, json for scripts, html "
+                   "for a browser (one self-contained file: tables to sort, figures, settings).")
 @click.option("--top", type=click.IntRange(min=1), default=TOP_LINKS, show_default=True,
               help="How many pages to list by in-links and by out-links.")
 @click.option("--plot", "plot_png", type=click.Path(dir_okay=False, path_type=Path), metavar="OUT.png",
@@ -458,6 +461,7 @@ def report(crawl_dir, fmt, top, plot_png) -> None:
     Examples:
       crawler report demo-crawl
       crawler report demo-crawl --format markdown > report.md
+      crawler report demo-crawl --format html > report.html
       crawler report demo-crawl --plot demo-crawl.png
     """
     try:
@@ -465,7 +469,10 @@ def report(crawl_dir, fmt, top, plot_png) -> None:
             from controller.readers.plot import check_plotting
             check_plotting()   # before anything is printed
         result = build_report(crawl_dir, top=top)
-        click.echo(render_report(result, fmt), nl=False)
+        if fmt == "html":
+            click.echo(render_html(result), nl=False)
+        else:
+            click.echo(render_report(result, fmt), nl=False)
         if plot_png is not None:
             from controller.readers.plot import write_plot
             write_plot(result, plot_png)

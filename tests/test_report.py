@@ -19,7 +19,7 @@ import pytest
 
 from controller.config import CrawlConfig
 from controller.engine import Crawl
-from controller.readers.plot import write_plot
+from controller.readers.plot import draw, write_plot
 from controller.readers.report import ReportError, build_report, level_table, render_report
 from controller.store import INDEX_COLUMNS
 from demosite import DemoServer
@@ -397,7 +397,7 @@ def test_text_markdown_and_json_carry_the_same_report(demo):
     levels_text = text.split("\nLevels\n")[1].split("\n\n")[0]
     assert level_table(stats).splitlines()[1].split() == levels_text.splitlines()[1].split()
     with pytest.raises(ValueError, match="unknown report format"):
-        render_report(report, "html")
+        render_report(report, "pdf")
 
 
 def test_the_terminal_level_table_keeps_its_expected_column():
@@ -484,3 +484,81 @@ def test_errors_and_robots_denials_are_counted_as_stats_json_counts_them(demo):
     assert report.errors == stats["errors"]
     assert [lv.errors for lv in report.levels] == [lv["errors"] for lv in stats["levels"]]
     assert "2 denied by robots.txt" in render_report(report)
+
+
+# -- what the figures and tables count as saved, and where the legends sit -----------
+def duplicate(id, url, level, of, own_file):
+    """A duplicate of page ``of``: byte-equal ones name the original's file."""
+    return {**row(id, url, level), "duplicate_of": of,
+            "html_path": f"pages/{id}.html" if own_file else f"pages/{of}.html"}
+
+
+def test_duplicates_whose_html_was_not_saved_are_not_counted_as_saved(tmp_path):
+    rows = [row(0, "http://h/", 0), row(1, "http://h/a", 1), row(2, "http://h/b", 1),
+            duplicate(3, "http://h/a-copy", 1, of=1, own_file=False),
+            duplicate(4, "http://h/b-big5", 1, of=2, own_file=True),   # same text, other bytes
+            row(5, "http://h/gone", 1, status=404, error="http: 404 Not Found")]
+    report = build_report(write_crawl(tmp_path / "c", rows, [], []))
+    assert (report.pages, report.saved) == (5, 4)
+    assert [(lv.pages, lv.saved, lv.duplicates) for lv in report.levels] == [(1, 1, 0), (4, 3, 2)]
+    assert "5 HTML pages, 4 saved (2 duplicates of earlier pages, 1 of them byte-equal" in \
+        render_report(report)
+    assert json.loads(render_report(report, "json"))["saved"] == 4
+    figure = draw(report)
+    saved_bars = axes_titled(figure, "Pages per level").containers[0]
+    assert [bar.get_height() for bar in saved_bars] == [1, 3]
+
+
+def test_saved_pages_are_the_html_files_the_demo_crawl_left(demo):
+    out, stats, _ = demo
+    report = build_report(out)
+    files = {int(path.stem) for path in (out / "pages").glob("*.html")}
+    with open(out / "index.csv", newline="", encoding="utf-8") as f:
+        level_of = {int(r["id"]): int(r["level"]) for r in csv.DictReader(f)}
+    assert report.saved == len(files) < report.pages == stats["pages"]
+    assert [lv.saved for lv in report.levels] == \
+        [sum(level_of[id] == lv.level for id in files) for lv in report.levels]
+
+
+def all_axes(figure):
+    from matplotlib.axes import Axes
+    return figure.findobj(Axes)
+
+
+def axes_titled(figure, title):
+    return next(axes for axes in all_axes(figure) if axes.get_title().startswith(title))
+
+
+def boxes_under_legends(figure):
+    """(legend, artist) pairs whose boxes on the rendered figure overlap: bars and their labels."""
+    from matplotlib.legend import Legend
+    from matplotlib.patches import Rectangle
+    from matplotlib.text import Text
+    figure.draw_without_rendering()
+    renderer = figure.canvas.get_renderer()
+    legends = figure.findobj(Legend)
+    bars = [patch for axes in all_axes(figure) for patch in axes.patches
+            if isinstance(patch, Rectangle) and patch.get_height() > 0]
+    labels = [text for axes in all_axes(figure) for text in axes.texts
+              if isinstance(text, Text) and text.get_text()]
+    assert len(legends) == 4 and len(bars) > 10
+    return [(legend, artist) for legend in legends for artist in bars + labels
+            if legend.get_window_extent(renderer).overlaps(artist.get_window_extent(renderer))]
+
+
+@pytest.mark.parametrize("tallest", ["first", "last"])
+def test_no_legend_covers_a_bar_or_its_label(tmp_path, tallest):
+    """The tallest level and the tallest status bar stand in a corner, where a
+    legend inside the plot would go."""
+    sizes = [1, 3, 8, 30] if tallest == "last" else [30, 8, 3, 1]
+    rows, k = [], 0
+    for level, size in enumerate(sizes):
+        for _ in range(size):
+            denied = tallest == "last" and level == 3 or tallest == "first" and level == 0 and k % 2
+            rows.append(row(k, f"http://h/{k}", level, status=None if denied else 200,
+                            error="robots: disallowed by robots.txt" if denied else ""))
+            k += 1
+    rows.append(row(k, "http://h/gone", 1, status=404, error="http: 404 Not Found"))
+    trace = [f"{at(0)} START http://h/"] + [fetch_line(0.01 * n, n) for n in range(k)]
+    report = build_report(write_crawl(tmp_path / "c", rows, [], trace))
+    assert boxes_under_legends(draw(report)) == []

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from controller.resume import SETTINGS_FILE, STATE_DIR
 from controller.store import INDEX_COLUMNS
 from controller.tally import ROBOTS_DENIAL
 
@@ -44,10 +45,12 @@ class PageRow:
     filtered_ratio: float | None  # None unless the page was saved
     out_links: int
     new_links: int
-    saved: bool                   # an HTML page was saved (pages/<id>.html)
+    page: bool                    # an HTML page (exact duplicates too, as stats.json counts pages)
+    saved: bool                   # its own HTML file is in pages/ (see _saved)
     error: str                    # "" or "kind: detail"
     duplicate_of: int | None = None       # id of the page with the same text
     near_duplicate_of: int | None = None  # id of a page within the SimHash distance
+    title: str = ""
 
     @property
     def denied(self) -> bool:
@@ -98,6 +101,7 @@ class CrawlFiles:
     stats: dict | None            # None while the crawl runs, or after a kill
     links: LinkCounts
     notes: tuple[str, ...]        # what was missing or cut off, one sentence each
+    settings: dict | None = None  # state/settings.json; None in crawls made before it existed
 
 
 def read_files(path: Path) -> CrawlFiles:
@@ -109,7 +113,8 @@ def read_files(path: Path) -> CrawlFiles:
     events = _read_trace(path / "trace.log", notes)
     stats = read_stats(path / "stats.json", notes)
     links = _read_edges(path / "edges.csv", {row.id for row in rows}, notes)
-    return CrawlFiles(path, rows, events, runs_of(events), stats, links, tuple(notes))
+    settings = _read_settings(path / STATE_DIR / SETTINGS_FILE, notes)
+    return CrawlFiles(path, rows, events, runs_of(events), stats, links, tuple(notes), settings)
 
 
 def check_is_crawl(path: Path) -> None:
@@ -178,15 +183,23 @@ def read_index_cells(path: Path, notes: list[str], convert=dict) -> tuple[list[s
 
 
 def _page_row(cells: dict[str, str]) -> PageRow:
+    duplicate_of = _optional_int(cells.get("duplicate_of"))
     return PageRow(
         id=int(cells["id"]), url=cells["url"], level=int(cells["level"]),
         status=int(cells["status"]) if cells["status"] else None,
         content_type=cells["content_type"], bytes=int(cells["bytes"] or 0),
         filtered_ratio=float(cells["filtered_ratio"]) if cells["filtered_ratio"] else None,
         out_links=int(cells["out_links"] or 0), new_links=int(cells["new_links"] or 0),
-        saved=bool(cells["html_path"]), error=cells["error"],
-        duplicate_of=_optional_int(cells.get("duplicate_of")),
-        near_duplicate_of=_optional_int(cells.get("near_duplicate_of")))
+        page=bool(cells["html_path"]), saved=_saved(cells["html_path"], duplicate_of),
+        error=cells["error"], duplicate_of=duplicate_of,
+        near_duplicate_of=_optional_int(cells.get("near_duplicate_of")), title=cells["title"])
+
+
+def _saved(html_path: str, duplicate_of: int | None) -> bool:
+    """Whether the row's page has an HTML file of its own. A duplicate whose
+    bytes equal its original's names the original's file (controller/crawl.py,
+    _as_duplicate): an HTML page, but nothing was saved for it."""
+    return bool(html_path) and (duplicate_of is None or html_path != f"pages/{duplicate_of}.html")
 
 
 def _optional_int(cell: str | None) -> int | None:
@@ -269,6 +282,19 @@ def read_stats(path: Path, notes: list[str]) -> dict | None:
         notes.append("stats.json is not valid JSON: its totals are left out")
         return None
     return stats if isinstance(stats, dict) else None
+
+
+# -- state/settings.json ------------------------------------------------------
+def _read_settings(path: Path, notes: list[str]) -> dict | None:
+    """Written once, as the crawl starts (controller/resume.py, save_settings)."""
+    try:
+        settings = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeError, json.JSONDecodeError) as exc:
+        notes.append(f"{STATE_DIR}/{SETTINGS_FILE} cannot be read ({exc}): the settings are left out")
+        return None
+    return settings if isinstance(settings, dict) else None
 
 
 # -- edges.csv ------------------------------------------------------------

@@ -1,19 +1,24 @@
-"""One picture of a crawl: `crawler report DIR --plot OUT.png`.
+"""Pictures of a crawl: `crawler report DIR --plot OUT.png`, and the figures
+of `crawler report DIR --format html`.
 
-Owns the figure: pages fetched over crawl time (cumulative, and the rate
-per time bucket on a second axis), pages per level as bars, and the HTTP
-status split as bars, in one PNG a person can read at a glance.
+Owns the figures: pages fetched over crawl time (cumulative, and the rate
+per time bucket on a second axis), pages per level as bars (saved, duplicates
+not saved again, the rest), exact and near duplicates per level, and the
+HTTP status split. ``write_plot`` draws them all into one PNG a person can
+read at a glance; ``figures_svg`` draws each alone, as SVG text, for the
+HTML report. Every legend sits below its plot, outside it, so it never
+covers a bar, however the bars fall.
 
 matplotlib is an optional dependency (the ``plot`` extra): it is imported
-only when a plot is asked for, and its absence is a one-line ReportError
-saying how to install it. Only the Agg renderer is used, through
+only when a figure is asked for, and its absence is a one-line ReportError
+saying how to install it. Only the Agg and SVG renderers are used, through
 ``matplotlib.figure.Figure`` without pyplot, so no display is needed and
 no global backend state of the calling process is changed.
 """
 from __future__ import annotations
 
 import importlib.util
-
+import io
 from itertools import accumulate
 from pathlib import Path
 
@@ -21,9 +26,11 @@ from controller.readers.files import ReportError
 from controller.readers.report import Report, build_report, duration_text
 
 INSTALL_HINT = "from the repository: .venv/bin/pip install -e '.[plot]' (or: pip install matplotlib)"
-FIGURE_INCHES = (11, 8)
+FIGURE_INCHES = (13, 8.5)     # the PNG: the timeline above, three panels below
+PANEL_INCHES = {"timeline": (10, 3.8), "levels": (5.6, 3.8), "duplicates": (5.6, 3.8),
+                "statuses": (5.6, 3.8)}   # each figure of the HTML report
 DPI = 100
-HEADROOM = 1.3    # bar charts reach 1/1.3 of their height: room for labels and the legend
+HEADROOM = 1.15   # bar charts reach 1/1.15 of their height: room for the count above each bar
 # First character of a status (as in Count.value; "n" for "none") -> legend label, colour.
 STATUS_CLASSES = (("2", "2xx success", "#2e7d32"), ("3", "3xx redirect", "#1565c0"),
                   ("4", "4xx client error", "#ef6c00"), ("5", "5xx server error", "#c62828"),
@@ -31,9 +38,14 @@ STATUS_CLASSES = (("2", "2xx success", "#2e7d32"), ("3", "3xx redirect", "#1565c
 STATUS_CLASS = {key: (label, colour) for key, label, colour in STATUS_CLASSES}
 
 
+def can_plot() -> bool:
+    """Whether matplotlib is installed (without importing it)."""
+    return importlib.util.find_spec("matplotlib") is not None
+
+
 def check_plotting() -> None:
     """ReportError, with how to install it, when matplotlib is missing."""
-    if importlib.util.find_spec("matplotlib") is None:
+    if not can_plot():
         raise ReportError(f"--plot needs matplotlib, which is not installed: {INSTALL_HINT}")
 
 
@@ -44,12 +56,7 @@ def write_plot(report_or_dir: Report | Path | str, out_png: Path) -> Path:
     crawl, or the PNG cannot be written.
     """
     report = report_or_dir if isinstance(report_or_dir, Report) else build_report(Path(report_or_dir))
-    figure = _new_figure()
-    grid = figure.add_gridspec(2, 2, height_ratios=(1.1, 1))
-    _draw_timeline(figure.add_subplot(grid[0, :]), report)
-    _draw_levels(figure.add_subplot(grid[1, 0]), report)
-    _draw_statuses(figure.add_subplot(grid[1, 1]), report)
-    figure.suptitle(_title(report), fontsize=13, fontweight="bold")
+    figure = draw(report)
     out_png = Path(out_png)
     try:
         figure.savefig(out_png, format="png")
@@ -58,13 +65,37 @@ def write_plot(report_or_dir: Report | Path | str, out_png: Path) -> Path:
     return out_png
 
 
-def _new_figure():
+def draw(report: Report):
+    """The whole picture as one matplotlib Figure: each panel in a subfigure of its own."""
+    figure = _new_figure(FIGURE_INCHES)
+    top, bottom = figure.subfigures(2, 1, height_ratios=(1.1, 1))
+    _draw_timeline(top, report)
+    for subfigure, panel in zip(bottom.subfigures(1, 3), ("levels", "duplicates", "statuses")):
+        PANELS[panel](subfigure, report)
+    figure.suptitle(_title(report), fontsize=13, fontweight="bold")
+    return figure
+
+
+def figures_svg(report: Report) -> dict[str, str]:
+    """Panel name -> that panel alone, as the text of an SVG file (text drawn
+    as paths: the file needs no fonts)."""
+    svgs = {}
+    for name, draw_panel in PANELS.items():
+        figure = _new_figure(PANEL_INCHES[name])
+        draw_panel(figure, report)
+        out = io.StringIO()
+        figure.savefig(out, format="svg", metadata={"Date": None})
+        svgs[name] = out.getvalue()
+    return svgs
+
+
+def _new_figure(inches: tuple[float, float]):
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError:
         raise ReportError(f"--plot needs matplotlib, which is not installed: {INSTALL_HINT}") from None
-    figure = Figure(figsize=FIGURE_INCHES, dpi=DPI, layout="constrained")
+    figure = Figure(figsize=inches, dpi=DPI, layout="constrained")
     FigureCanvasAgg(figure)   # attaches itself: the figure renders with Agg, no display
     return figure
 
@@ -75,7 +106,15 @@ def _title(report: Report) -> str:
     return f"Crawl of {seeds}: {report.urls} URLs in {duration_text(report.speed.crawl_seconds)}, {state}"
 
 
-def _draw_timeline(axes, report: Report) -> None:
+def _legend_below(figure, handles, ncols: int) -> None:
+    """Below the plot, outside it (constrained layout makes the room), so no bar
+    is ever under it."""
+    figure.legend(handles=handles, loc="outside lower center", ncols=ncols, fontsize=9,
+                  frameon=False)
+
+
+def _draw_timeline(figure, report: Report) -> None:
+    axes = figure.add_subplot()
     timeline = report.timeline
     width = timeline.bucket_seconds
     scale, unit = (60.0, "min") if len(timeline.fetches) * width > 600 else (1.0, "s")
@@ -96,7 +135,7 @@ def _draw_timeline(axes, report: Report) -> None:
     axes.patch.set_visible(False)
     _mark_levels_and_resumes(axes, timeline, scale)
     handles = axes.get_legend_handles_labels()[0] + rate_axes.get_legend_handles_labels()[0]
-    axes.legend(handles=handles, loc="upper left")
+    _legend_below(figure, handles, ncols=len(handles))
     axes.set_title("Pages fetched over time (every fetched URL, errors included)")
     if not timeline.fetches:
         axes.text(0.5, 0.5, "no fetches in trace.log", transform=axes.transAxes, ha="center")
@@ -113,14 +152,21 @@ def _mark_levels_and_resumes(axes, timeline, scale: float) -> None:
         axes.axvline(at / scale, color="grey", linestyle="--", label="resumed" if k == 0 else None)
 
 
-def _draw_levels(axes, report: Report) -> None:
-    levels = [row.level for row in report.levels]
-    saved = [row.pages for row in report.levels]
-    others = [row.urls - row.pages for row in report.levels]
-    axes.bar(levels, saved, color="#2e7d32", label="HTML pages saved")
-    axes.bar(levels, others, bottom=saved, color="#c62828", alpha=0.7,
-             label="not saved (errors, non-HTML)")
-    for row in report.levels:
+def _draw_levels(figure, report: Report) -> None:
+    """Stacked per level: pages saved, duplicates whose HTML was not saved again
+    (their rows name the original's file), and URLs that are no HTML page."""
+    axes = figure.add_subplot()
+    rows = report.levels
+    levels = [row.level for row in rows]
+    stacks = (([row.saved for row in rows], "#2e7d32", "HTML pages saved"),
+              ([row.pages - row.saved for row in rows], "#a5d6a7",
+               "duplicates, HTML not saved again"),
+              ([row.urls - row.pages for row in rows], "#c62828", "no HTML page (errors, non-HTML)"))
+    bottom = [0] * len(rows)
+    for heights, colour, label in stacks:
+        axes.bar(levels, heights, bottom=bottom, color=colour, label=label)
+        bottom = [b + h for b, h in zip(bottom, heights)]
+    for row in rows:
         suffix = "" if row.m is not None else " (running)"
         axes.annotate(f"{row.urls}{suffix}", (row.level, row.urls), ha="center", va="bottom",
                       xytext=(0, 2), textcoords="offset points", fontsize=9)
@@ -128,11 +174,35 @@ def _draw_levels(axes, report: Report) -> None:
     axes.set_xlabel("level (link distance from the seeds)")
     axes.set_ylabel("URLs fetched")
     axes.set_title("Pages per level (breadth-first)")
-    axes.set_ylim(0, HEADROOM * max([row.urls for row in report.levels], default=1))
-    axes.legend(loc="best", fontsize=9)
+    axes.set_ylim(0, HEADROOM * max([row.urls for row in rows], default=1))
+    _legend_below(figure, axes.get_legend_handles_labels()[0], ncols=1)
 
 
-def _draw_statuses(axes, report: Report) -> None:
+def _draw_duplicates(figure, report: Report) -> None:
+    """Exact and near duplicates per level, side by side."""
+    axes = figure.add_subplot()
+    rows = report.levels
+    levels = [row.level for row in rows]
+    for offset, counts, colour, label in (
+            (-0.2, [row.duplicates for row in rows], "#6a1b9a", "exact: same text (duplicate_of)"),
+            (0.2, [row.near_duplicates for row in rows], "#00838f",
+             "near: SimHash (near_duplicate_of)")):
+        bars = axes.bar([k + offset for k in levels], counts, width=0.4, color=colour, label=label)
+        axes.bar_label(bars, labels=[str(n) if n else "" for n in counts], fontsize=8, padding=1)
+    axes.set_xticks(levels)
+    axes.set_xlabel("level")
+    axes.set_ylabel("pages")
+    axes.set_title("Duplicate pages per level")
+    tallest = max([max(row.duplicates, row.near_duplicates) for row in rows], default=0)
+    axes.set_ylim(0, HEADROOM * max(tallest, 1))
+    if (report.content or {}).get("mode") == "off":
+        axes.text(0.5, 0.5, "content dedup was off (--content-dedup)", transform=axes.transAxes,
+                  ha="center")
+    _legend_below(figure, axes.get_legend_handles_labels()[0], ncols=1)
+
+
+def _draw_statuses(figure, report: Report) -> None:
+    axes = figure.add_subplot()
     labelled = set()
     for count in report.status_codes:
         key = "n" if count.value == "none" else count.value[0]
@@ -148,4 +218,8 @@ def _draw_statuses(axes, report: Report) -> None:
     axes.set_title("Status codes")
     axes.set_ylim(0, HEADROOM * max([c.count for c in report.status_codes], default=1))
     if labelled:
-        axes.legend(loc="upper right", fontsize=9)
+        _legend_below(figure, axes.get_legend_handles_labels()[0], ncols=2)
+
+
+PANELS = {"timeline": _draw_timeline, "levels": _draw_levels, "duplicates": _draw_duplicates,
+          "statuses": _draw_statuses}

@@ -5,7 +5,8 @@ Owns what a person reads about a crawl: ``level_table`` and
 ``build_report`` / ``render_report``, which read a crawl directory
 afterwards, or while it runs, or after it was killed (through
 controller/readers/files.py, so partial files are fine and said to be partial)
-and render it as text, Markdown or JSON. Reading a report never needs the
+and render it as text, Markdown or JSON (and, from the same ``sections``,
+as HTML: controller/readers/html.py). Reading a report never needs the
 network or the crawl's seeds.
 
 Definitions used throughout, as in stats.json: "URLs/s" counts every
@@ -27,13 +28,15 @@ from controller.readers.files import CrawlFiles, PageRow, ReportError, Run, read
 from controller.resume import lock_path
 from controller.readers.tables import Table
 
-__all__ = ["Report", "ReportError", "build_report", "render_report", "level_table",
-           "summary_lines", "FORMATS"]
+__all__ = ["Report", "ReportError", "build_report", "render_report", "sections",
+           "settings_section", "level_table", "summary_lines", "FORMATS"]
 
 FORMATS = ("text", "markdown", "json")
 PEAK_WINDOW_SECONDS = 1.0     # the peak rate is the busiest span of this length
 EXAMPLES_PER_ERROR_KIND = 3
 TOP_LINKS = 10
+PARTIAL_TITLE = "Partial or incomplete files"   # the section of Report.notes
+TITLE_CHARS = 60              # longer titles are cut, so the top-pages tables stay readable
 QUANTILES = ((0.0, "min"), (0.1, "p10"), (0.25, "p25"), (0.5, "median"), (0.75, "p75"),
              (0.9, "p90"), (1.0, "max"))
 HISTOGRAM_BUCKETS = 10        # equal widths over 0..1
@@ -130,12 +133,13 @@ def _content_lines(stats: dict) -> list[str]:
 class LevelRow:
     level: int
     urls: int          # URLs fetched at this level (index rows), errors included
-    pages: int         # HTML pages (exact duplicates too, whose rows point at the first copy's files)
+    pages: int         # HTML pages (exact duplicates too, as stats.json counts them)
     errors: int
     new_urls: int      # URLs this level's pages added to the queue
     m: int | None      # queue total when the level was finished; None: not finished
     duplicates: int = 0       # rows with duplicate_of (exact: same text as an earlier page)
     near_duplicates: int = 0  # rows with near_duplicate_of
+    saved: int = 0            # pages with an HTML file of their own (PageRow.saved)
 
 
 @dataclass(frozen=True)
@@ -198,6 +202,7 @@ class RatioSummary:
 class LinkCount:
     url: str
     links: int
+    title: str = ""    # the page's <title>, if it was fetched
 
 
 @dataclass(frozen=True)
@@ -220,7 +225,8 @@ class Report:
     started_at: str | None            # UTC, ISO 8601, from the first trace line
     runs: int                         # crawler runs in trace.log: 1 + number of --resume
     urls: int
-    pages: int
+    pages: int                        # HTML pages, exact duplicates included (as stats.json)
+    saved: int                        # of them, with an HTML file of their own in pages/
     errors: int                       # robots.txt denials not included
     robots_denied: int
     bytes: int
@@ -238,6 +244,7 @@ class Report:
     content: dict | None = None       # stats.json "content": duplicates and extraction, flattened
     running: bool | None = None       # a crawl holds the directory's lock now; None: it has no lock file
     pid: int | None = None            # the process of that crawl
+    settings: dict | None = None      # state/settings.json: the crawl's settings, as CrawlConfig's fields
 
 
 # -- building it --------------------------------------------------------------
@@ -260,18 +267,19 @@ def build_report(crawl_dir: Path, *, top: int = TOP_LINKS) -> Report:
         crawl_dir=str(files.path), finished=files.stats is not None and ended,
         stop_reason=_stop_reason(runs, files.stats), notes=tuple(notes),
         seeds=_seeds(files), started_at=_iso(runs[0].start) if runs else None,
-        runs=len(runs), urls=len(rows), pages=sum(r.saved for r in rows),
+        runs=len(runs), urls=len(rows), pages=sum(r.page for r in rows),
+        saved=sum(r.saved for r in rows),
         errors=sum(r.failed for r in rows), robots_denied=sum(r.denied for r in rows),
         bytes=sum(r.bytes for r in rows),
         levels=_levels(rows, files.events, files.stats),
         status_codes=_status_codes(rows), content_types=_content_types(rows),
-        errors_by_kind=_errors_by_kind(rows), speed=_speed(runs, {row.id for row in rows if row.saved}),
+        errors_by_kind=_errors_by_kind(rows), speed=_speed(runs, {row.id for row in rows if row.page}),
         filtered_ratio=_ratio_summary(rows, files.stats),
-        top_in_links=_top(files.links.in_links, top),
-        top_out_links=_top(files.links.out_links, top),
+        top_in_links=_top(files.links.in_links, top, rows),
+        top_out_links=_top(files.links.out_links, top, rows),
         dedup=(files.stats or {}).get("dedup"), skipped_links=(files.stats or {}).get("skipped_links"),
         content=_content(files.stats),
-        timeline=_timeline(runs), running=running, pid=pid)
+        timeline=_timeline(runs), running=running, pid=pid, settings=files.settings)
 
 
 def crawl_process(crawl_dir: Path) -> tuple[bool | None, int | None]:
@@ -320,10 +328,11 @@ def _levels(rows: tuple[PageRow, ...], events, stats: dict | None) -> tuple[Leve
     for row in rows:
         by_level.setdefault(row.level, []).append(row)
     return tuple(
-        LevelRow(k, len(group), sum(r.saved for r in group), sum(r.failed for r in group),
+        LevelRow(k, len(group), sum(r.page for r in group), sum(r.failed for r in group),
                  sum(r.new_links for r in group), flags.get(k),
                  sum(r.duplicate_of is not None for r in group),
-                 sum(r.near_duplicate_of is not None for r in group))
+                 sum(r.near_duplicate_of is not None for r in group),
+                 saved=sum(r.saved for r in group))
         for k, group in sorted(by_level.items()))
 
 
@@ -429,7 +438,7 @@ def _timeline(runs: tuple[Run, ...]) -> Timeline:
 
 
 def _ratio_summary(rows: tuple[PageRow, ...], stats: dict | None) -> RatioSummary:
-    values = sorted(r.filtered_ratio for r in rows if r.saved and r.filtered_ratio is not None)
+    values = sorted(r.filtered_ratio for r in rows if r.page and r.filtered_ratio is not None)
     overall = ((stats or {}).get("filtered_ratio") or {}).get("overall")
     if not values:
         return RatioSummary(0, None, overall, (), ())
@@ -457,9 +466,11 @@ def _histogram(ordered: list[float]) -> tuple[Bucket, ...]:
                  for k in range(HISTOGRAM_BUCKETS))
 
 
-def _top(counts: dict[str, int], n: int) -> tuple[LinkCount, ...]:
-    ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-    return tuple(LinkCount(url, links) for url, links in ordered[:n])
+def _top(counts: dict[str, int], n: int, rows: tuple[PageRow, ...]) -> tuple[LinkCount, ...]:
+    ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:n]
+    wanted = {url for url, _ in ordered}
+    titles = {row.url: row.title for row in rows if row.url in wanted}
+    return tuple(LinkCount(url, links, titles.get(url, "")) for url, links in ordered)
 
 
 # -- rendering ----------------------------------------------------------------
@@ -476,18 +487,19 @@ def render_report(report: Report, fmt: str = "text") -> str:
         return json.dumps(asdict(report), indent=2, ensure_ascii=False) + "\n"
     if fmt not in FORMATS:
         raise ValueError(f"unknown report format {fmt!r}; use one of {', '.join(FORMATS)}")
-    sections = _sections(report)
+    tables = sections(report)
     if fmt == "markdown":
-        blocks = [f"# Crawl report: `{report.crawl_dir}`"] + [t.to_markdown() for t in sections]
+        blocks = [f"# Crawl report: `{report.crawl_dir}`"] + [t.to_markdown() for t in tables]
     else:
-        blocks = [f"Crawl report: {report.crawl_dir}"] + [t.to_text() for t in sections]
+        blocks = [f"Crawl report: {report.crawl_dir}"] + [t.to_text() for t in tables]
     return "\n\n".join(blocks) + "\n"
 
 
-def _sections(report: Report) -> list[Table]:
+def sections(report: Report) -> list[Table]:
+    """The report's sections, in order: what every format renders."""
     sections = [_overview(report)]
     if report.notes:
-        sections.append(Table("Partial or incomplete files", (), (), report.notes))
+        sections.append(Table(PARTIAL_TITLE, (), (), report.notes))
     sections += [_level_section(report), _speed_section(report.speed),
                  _count_section("Status codes", "status", report.status_codes, report.urls,
                                 "none = no HTTP response (robots.txt denial, connection error, "
@@ -541,7 +553,7 @@ def _overview(report: Report) -> Table:
     else:
         state = "PARTIAL: still running, or killed before it finished"
     runs = f"{report.runs} run" + ("" if report.runs == 1 else "s")
-    pages = _pages(report.pages, sum(level.duplicates for level in report.levels))
+    pages = _saved_pages(report)
     rows = [("state", state), ("seeds", " ".join(report.seeds) or "unknown"),
             ("started", report.started_at or "unknown"),
             ("crawl time", f"{duration_text(report.speed.crawl_seconds)} in {runs}"),
@@ -549,6 +561,14 @@ def _overview(report: Report) -> Table:
                        + (f", {report.robots_denied} denied by robots.txt" if report.robots_denied else "")
                        + f", {report.bytes / 1024:.0f} KB of bodies")]
     return Table("Overview", ("", ""), tuple(rows))
+
+
+def _saved_pages(report: Report) -> str:
+    duplicates = sum(level.duplicates for level in report.levels)
+    if not duplicates:
+        return _pages(report.pages, 0)
+    return (f"{report.pages} HTML pages, {report.saved} saved ({duplicates} duplicates of earlier "
+            f"pages, {report.pages - report.saved} of them byte-equal: not saved again)")
 
 
 def _level_section(report: Report) -> Table:
@@ -561,11 +581,12 @@ def _level_section(report: Report) -> Table:
                  str(sum(r.new_urls for r in report.levels)), ""))
     notes = ["m = the queue total when the level was finished (the design paper's level flag); "
              "… = the level is not finished",
-             "dups = pages whose text an earlier page had (duplicate_of: text not saved again, links "
+             "pages = HTML pages, duplicates included; dups = pages whose text an earlier page had "
+             "(duplicate_of: text not saved again, nor the HTML when the bytes are equal too; links "
              "not followed); near = within the SimHash distance of an earlier page "
              "(near_duplicate_of, with --content-dedup near)"]
     return Table("Levels", ("level", "urls", "pages", "errors", "dups", "near", "new urls",
-                            "queue m"), tuple(rows), tuple(notes), align="rrrrrrrr")
+                            "queue m"), tuple(rows), tuple(notes), align="rrrrrrrr", totals=1)
 
 
 def _speed_section(speed: Speed) -> Table:
@@ -597,16 +618,16 @@ def _error_section(groups: tuple[ErrorGroup, ...]) -> Table:
     note = ("kind = the error's first word in index.csv; the first few URLs of each kind; "
             "robots rows that say 'disallowed' are robots.txt denials, not counted as errors")
     return Table("Errors by kind", ("kind", "urls", "example url", "detail"), tuple(rows),
-                 (note,) if rows else ("no errors",))
+                 (note,) if rows else ("no errors",), sortable=False)
 
 
 def _ratio_sections(ratio: RatioSummary) -> list[Table]:
     if not ratio.pages:
-        return [Table("Filtered ratio", (), (), ("no saved pages",))]
+        return [Table("Filtered ratio", (), (), ("no HTML pages",))]
     quantiles = Table("Filtered ratio", tuple(q.name for q in ratio.quantiles),
                       (tuple(f"{q.value:.3f}" for q in ratio.quantiles),),
                       (f"share of each page's HTML that TextFilter removed, over {ratio.pages} "
-                          f"saved pages; mean {ratio.mean:.3f}"
+                          f"HTML pages; mean {ratio.mean:.3f}"
                           + ("" if ratio.overall is None else
                              f", overall {ratio.overall:.3f} (all text / all HTML)"),))
     widest = max(b.pages for b in ratio.histogram) or 1
@@ -616,8 +637,14 @@ def _ratio_sections(ratio: RatioSummary) -> list[Table]:
 
 
 def _link_section(title: str, name: str, links: tuple[LinkCount, ...], note: str) -> Table:
-    rows = tuple((str(rank), str(link.links), link.url) for rank, link in enumerate(links, 1))
-    return Table(title, ("rank", name, "url"), rows, (note,) if rows else ("no edges.csv lines",))
+    rows = tuple((str(rank), str(link.links), link.url, _clip(link.title))
+                 for rank, link in enumerate(links, 1))
+    return Table(title, ("rank", name, "url", "title"), rows,
+                 (note,) if rows else ("no edges.csv lines",))
+
+
+def _clip(text: str, width: int = TITLE_CHARS) -> str:
+    return text if len(text) <= width else text[:width - 1] + "…"
 
 
 def _dict_section(title: str, name: str, values: dict | None, note: str) -> Table:
@@ -629,3 +656,14 @@ def _dict_section(title: str, name: str, values: dict | None, note: str) -> Tabl
 
 def _number(value) -> str:
     return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def settings_section(report: Report) -> Table:
+    """The crawl's settings, as its state/settings.json keeps them."""
+    if report.settings is None:
+        return Table("Settings", (), (), ("not available: the crawl has no state/settings.json",))
+    rows = tuple((key, value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+                 for key, value in report.settings.items())
+    note = ("from state/settings.json; crawler config DIR > crawl.toml turns them into a config "
+            "file that crawler crawl --config runs again")
+    return Table("Settings", ("setting", "value"), rows, (note,))

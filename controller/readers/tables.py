@@ -1,4 +1,5 @@
-"""Tables for people: one titled table, rendered as aligned text or as Markdown.
+"""Tables for people: one titled table, rendered as aligned text or as Markdown
+(controller/readers/html.py renders the same Table as HTML).
 
 Owns the layout of the report's sections (controller/readers/report.py), so the
 report decides only what goes in a table, never how columns line up.
@@ -20,6 +21,8 @@ class Table:
     rows: tuple[tuple[str, ...], ...]
     notes: tuple[str, ...] = ()
     align: str = ""                          # "l"/"r" per column; "" = numbers right, text left
+    totals: int = 0                          # the last rows sum up the others: they stay last
+    sortable: bool = True                    # False: the rows' order carries meaning (groups)
 
     def to_text(self) -> str:
         lines = [self.title]
