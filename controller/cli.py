@@ -6,8 +6,10 @@ how to fix it, with exit status 2 and no traceback.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -17,9 +19,10 @@ from click.core import ParameterSource
 from controller.configfile import InputError, read_config, read_seed_file, settings_as_toml
 from controller.config import (CONTENT_DEDUP_MODES, DEFAULT_USER_AGENT, MAX_SIMHASH_DISTANCE,
                                TEXT_MODES, VERSION, ConfigError, CrawlConfig, default_processes)
-from controller.crawl import Crawl
+from controller.engine import Crawl
 from controller.resume import MUST_MATCH, SETTINGS_FILE, STATE_DIR, WARC_FILE, refuse_if_locked
 from controller.progress import Progress, in_force
+from controller.readers.export import EXPORT_FORMATS, export_pages
 from controller.readers.report import (FORMATS, TOP_LINKS, ReportError, build_report, level_table,
                                render_report, summary_lines)
 from controller.store import OutputError
@@ -207,7 +210,7 @@ def _params_of(options) -> list[click.Parameter]:
                    "(max-depth = 2); options given here win. crawler config DIR writes one.")
 @crawl_options
 @click.pass_context
-def crawl(ctx, seeds, out, resume, overwrite, seed_files, config_file, **options) -> None:
+def crawl(ctx, **params) -> None:
     """Crawl breadth-first from SEED URLs and save pages, text, index and trace in --out.
 
     \b
@@ -216,6 +219,12 @@ def crawl(ctx, seeds, out, resume, overwrite, seed_files, config_file, **options
       crawler crawl -i seeds.txt --config course.toml --out example
       crawler crawl --out example --resume        (continue it after a stop)
     """
+    _exit_for(crawl_from(ctx, **params))
+
+
+def crawl_from(ctx, seeds, out, resume, overwrite, seed_files, config_file, **options) -> dict:
+    """Run the crawl a parsed `crawl` command line asks for; its stats (the
+    Python API's crawl() comes in here too, with its keywords as options)."""
     seeds, out, from_file = _seeds_and_config(ctx, seeds, out, seed_files, config_file, options)
     if resume:
         seeds, options = _saved_settings(ctx, out, seeds, options, from_file)
@@ -223,8 +232,7 @@ def crawl(ctx, seeds, out, resume, overwrite, seed_files, config_file, **options
         raise click.UsageError("Missing argument 'SEED...': give at least one start URL, "
                                "or --resume to continue a crawl")
     config = make_config(seeds, out, options)
-    stats = run_crawl(config, resume=resume, overwrite=overwrite)
-    _exit_for(stats)
+    return run_crawl(config, resume=resume, overwrite=overwrite)
 
 
 def _seeds_and_config(ctx, seeds, out: Path, seed_files, config_file, options: dict):
@@ -307,8 +315,10 @@ def run_crawl(config: CrawlConfig, expected=None, *, resume=False, overwrite=Fal
         raise click.UsageError(str(exc)) from None
     if progress:
         progress.echo(in_force(config))
-    previous = {sig: signal.signal(sig, _stopper(crawl, progress))
-                for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous = {}
+    if threading.current_thread() is threading.main_thread():   # signals reach no other thread
+        previous = {sig: signal.signal(sig, _stopper(crawl, progress))
+                    for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         stats = crawl.run()
     finally:
@@ -332,17 +342,24 @@ def _stopper(crawl: Crawl, progress: Progress | None):
     return stop
 
 
-def _exit_for(stats: dict) -> None:
-    reason, out = stats["stop_reason"], stats["settings"]["out"]
-    if reason == "parser-died":
-        click.echo(f"crawler: error: a parser process died ({stats['stop_detail']}); the pages "
-                   f"it held were not recorded: crawler crawl --out {out} --resume fetches them",
-                   err=True)
-        sys.exit(EXIT_FAILED)
+def failure(stats: dict) -> str | None:
+    """Why a crawl that ran could not do its job (exit status 1), or None."""
+    out = stats["settings"]["out"]
+    if stats["stop_reason"] == "parser-died":
+        return (f"a parser process died ({stats['stop_detail']}); the pages it held were not "
+                f"recorded: crawler crawl --out {out} --resume fetches them")
     if stats["seeds_failed"] and len(stats["seeds_failed"]) == stats["levels"][0]["urls"]:
         first = stats["seeds_failed"][0]
-        click.echo(f"crawler: error: every seed failed ({first['url']}: {first['error']}); check "
-                   f"the URL and that the server is up (index.csv has each seed's error)", err=True)
+        return (f"every seed failed ({first['url']}: {first['error']}); check the URL and that "
+                f"the server is up (index.csv has each seed's error)")
+    return None
+
+
+def _exit_for(stats: dict) -> None:
+    reason, out = stats["stop_reason"], stats["settings"]["out"]
+    problem = failure(stats)
+    if problem:
+        click.echo(f"crawler: error: {problem}", err=True)
         sys.exit(EXIT_FAILED)
     if reason in ("interrupted", "terminated", "max-seconds", "max-pages"):
         click.echo(f"to continue this crawl: crawler crawl --out {out} --resume"
@@ -361,12 +378,12 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("crawler: aborted", err=True)
         sys.exit(EXIT_INTERRUPTED)
     except click.ClickException as exc:
-        click.echo(f"crawler: error: {_one_line(exc)}", err=True)
+        click.echo(f"crawler: error: {one_line(exc)}", err=True)
         sys.exit(EXIT_USAGE if isinstance(exc, click.UsageError) else exc.exit_code)
     sys.exit(result if isinstance(result, int) else 0)
 
 
-def _one_line(exc: click.ClickException) -> str:
+def one_line(exc: click.ClickException) -> str:
     message = " ".join(exc.format_message().split())
     if isinstance(exc, click.UsageError) and exc.ctx is not None:
         message += f" (see '{exc.ctx.command_path} --help')"
@@ -405,6 +422,49 @@ def report(crawl_dir, fmt, top, plot_png) -> None:
     except ReportError as exc:
         raise click.UsageError(str(exc)) from None
 
+
+
+@cli.command()
+@click.argument("crawl_dir", metavar="DIR", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(EXPORT_FORMATS), default="jsonl",
+              show_default=True,
+              help="jsonl: one JSON object per page and line; parquet: a table for large corpora "
+                   "(needs pyarrow: pip install -e '.[parquet]').")
+@click.option("--out", "-o", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="Write to FILE, replacing it only once the export is whole; default: "
+                   "standard output (jsonl only).")
+@click.option("--html", is_flag=True,
+              help="Also export each page's raw bytes as html (base64 in jsonl, binary in parquet).")
+def export(crawl_dir, fmt, out, html) -> None:
+    """Write one record per saved page of the crawl in DIR (id, url, final_url,
+    level, status, title, text, fetched_at, content_md5, duplicate_of ...), in
+    index order. Streams, so memory does not grow with the crawl; works on a
+    finished crawl, one still running, or one that was killed.
+
+    \b
+    Examples:
+      crawler export demo-crawl > pages.jsonl
+      crawler export demo-crawl --format parquet --out pages.parquet
+    """
+    if out is not None and str(out) == "-":
+        out = None
+    notes: list[str] = []
+    try:
+        count = export_pages(crawl_dir, fmt, out, html=html, stdout=sys.stdout.buffer, notes=notes)
+    except ReportError as exc:
+        raise click.UsageError(str(exc)) from None
+    except BrokenPipeError:
+        _quiet_stdout()   # the reader (head, a closed pager) has all it wanted
+        sys.exit(EXIT_FAILED)
+    for note in notes:
+        click.echo(f"export: {note}", err=True)
+    click.echo(f"exported {count:,} pages to {out or 'standard output'} ({fmt})", err=True)
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so Python's flush at exit meets no broken pipe."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 DEMO_DEPTH = 6  # the demo site's levels are 0..6; deeper levels hold only the calendar trap
 

@@ -1,7 +1,7 @@
 """Live progress of a crawl: a redrawn line on a terminal, a few plain lines elsewhere.
 
 Owns what a person sees while a crawl runs. ``Progress`` provides the two
-callbacks ``controller.crawl.Crawl`` takes, ``on_progress(Snapshot)`` and
+callbacks ``controller.engine.Crawl`` takes, ``on_progress(Snapshot)`` and
 ``on_level(level, LevelTally)``, plus ``echo(line)`` for other messages
 and ``close()``:
 

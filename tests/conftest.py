@@ -46,3 +46,12 @@ def demo_server(demo_site: DemoSite):
 def serve():
     """The serve(handler) context manager: yields (base URL, live request log)."""
     return _serve
+
+
+@pytest.fixture
+def redis_server(tmp_path):
+    """A real redis-server on an ephemeral loopback port, AOF on, in its own
+    data directory (tests/redisserver.py); stopped after the test."""
+    from redisserver import RedisServer
+    with RedisServer(tmp_path / "redis-data") as server:
+        yield server

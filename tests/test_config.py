@@ -137,7 +137,7 @@ def test_these_user_agents_are_refused_with_the_reason(agent, words):
 
 
 def test_two_spellings_of_one_seed_are_fetched_once(tmp_path, serve):
-    from controller.crawl import Crawl
+    from controller.engine import Crawl
     with serve(lambda request: (200, {"Content-Type": "text/html"}, b"<p>home</p>")) as (url, log):
         shouting = url.replace("http://", "HTTP://").rstrip("/")
         made = CrawlConfig(seeds=(shouting, url), out=tmp_path / "out", obey_robots=False,

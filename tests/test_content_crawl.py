@@ -14,7 +14,7 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from controller.config import CrawlConfig
-from controller.crawl import Crawl
+from controller.engine import Crawl
 from demosite import DemoServer
 from demosite.blog import EXTRACT_OPTIONS, BlogSite
 

@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from controller.config import CrawlConfig
-from controller.crawl import Crawl
+from controller.engine import Crawl
 from getpage import FetchResult
 
 ROOT = "http://site.test/"

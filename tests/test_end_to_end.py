@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from controller.config import CrawlConfig
-from controller.crawl import Crawl
+from controller.engine import Crawl
 
 DEPTH = 6
 

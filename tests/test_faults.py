@@ -22,7 +22,7 @@ from faultsite import FAULTS, TRAPS, FaultSite
 from getpage_stub import StubServer, page, redirect
 
 from controller.config import CrawlConfig
-from controller.crawl import Crawl
+from controller.engine import Crawl
 from getpage import FetchConfig, Fetcher
 
 # Small limits so the traps end quickly, and short waits so faults do.

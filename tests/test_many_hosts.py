@@ -12,7 +12,7 @@ from contextlib import ExitStack
 import pytest
 
 from controller.config import CrawlConfig
-from controller.crawl import Crawl
+from controller.engine import Crawl
 from demosite import Response
 from demosite.server import serve
 from crawldir import rows_of

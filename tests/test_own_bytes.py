@@ -7,7 +7,7 @@ import hashlib
 import pytest
 
 from controller.config import CrawlConfig
-from controller.crawl import Crawl
+from controller.engine import Crawl
 from demosite import Response
 from demosite.server import serve
 

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from controller.config import CrawlConfig
-from controller.crawl import Crawl
+from controller.engine import Crawl
 from controller.progress import DRAW_SECONDS, LOG_SECONDS, Progress, RateWindow
 from controller.tally import LevelTally, Snapshot
 from demosite import Response

@@ -18,9 +18,9 @@ from urllib.parse import urlsplit
 import pytest
 
 from controller.config import CrawlConfig
-from controller.crawl import Crawl
-from controller.plot import write_plot
-from controller.report import ReportError, build_report, level_table, render_report
+from controller.engine import Crawl
+from controller.readers.plot import write_plot
+from controller.readers.report import ReportError, build_report, level_table, render_report
 from controller.store import INDEX_COLUMNS
 from demosite import DemoServer
 from demosite.model import is_disallowed

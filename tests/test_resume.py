@@ -13,7 +13,7 @@ from collections import Counter
 from warcio.archiveiterator import ArchiveIterator
 
 from controller.config import CrawlConfig
-from controller.crawl import Crawl
+from controller.engine import Crawl
 from controller.store import OutputError
 import bigsite
 

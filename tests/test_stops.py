@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from controller.config import CrawlConfig
-from controller.crawl import Crawl
+from controller.engine import Crawl
 import bigsite
 from crawldir import committed, rows_of
 

@@ -103,16 +103,16 @@ class CrawlFiles:
 def read_files(path: Path) -> CrawlFiles:
     """Read every file of the crawl in ``path``; ReportError if it holds none."""
     path = Path(path)
-    _check_is_crawl(path)
+    check_is_crawl(path)
     notes: list[str] = []
     rows = _read_index(path / "index.csv", notes)
     events = _read_trace(path / "trace.log", notes)
-    stats = _read_stats(path / "stats.json", notes)
+    stats = read_stats(path / "stats.json", notes)
     links = _read_edges(path / "edges.csv", {row.id for row in rows}, notes)
     return CrawlFiles(path, rows, events, runs_of(events), stats, links, tuple(notes))
 
 
-def _check_is_crawl(path: Path) -> None:
+def check_is_crawl(path: Path) -> None:
     if not path.exists():
         raise ReportError(f"{path} does not exist; give the --out directory of a crawl")
     if not path.is_dir():
@@ -147,39 +147,46 @@ def _read_lines(path: Path, notes: list[str]) -> list[str] | None:
 
 # -- index.csv ------------------------------------------------------------
 def _read_index(path: Path, notes: list[str]) -> tuple[PageRow, ...]:
+    return tuple(read_index_cells(path, notes, _page_row)[1])
+
+
+def read_index_cells(path: Path, notes: list[str], convert=dict) -> tuple[list[str], list]:
+    """index.csv's header and its complete rows, each ``convert``-ed from a
+    column -> cell dict; a row that is short or that ``convert`` refuses
+    (None or ValueError) is left out and counted in ``notes``."""
     lines = _read_lines(path, notes)
     if not lines:
         notes.append("index.csv has no rows yet: the crawl has not recorded a page")
-        return ()
+        return list(INDEX_COLUMNS), []
     header, *body = list(csv.reader(lines))
     if tuple(header[:len(FIRST_COLUMNS)]) != FIRST_COLUMNS:
         raise ReportError(f"{path} is not a crawler index: its header is not "
                           f"{','.join(INDEX_COLUMNS[:4])},... (is this a crawl directory?)")
     rows, bad = [], 0
     for cells in body:
-        row = _page_row(dict(zip(header, cells))) if len(cells) >= len(header) else None
+        try:
+            row = convert(dict(zip(header, cells))) if len(cells) >= len(header) else None
+        except ValueError:
+            row = None
         if row is None:
             bad += 1
         else:
             rows.append(row)
     if bad:
         notes.append(f"index.csv: {bad} malformed row(s) left out")
-    return tuple(rows)
+    return header, rows
 
 
-def _page_row(cells: dict[str, str]) -> PageRow | None:
-    try:
-        return PageRow(
-            id=int(cells["id"]), url=cells["url"], level=int(cells["level"]),
-            status=int(cells["status"]) if cells["status"] else None,
-            content_type=cells["content_type"], bytes=int(cells["bytes"] or 0),
-            filtered_ratio=float(cells["filtered_ratio"]) if cells["filtered_ratio"] else None,
-            out_links=int(cells["out_links"] or 0), new_links=int(cells["new_links"] or 0),
-            saved=bool(cells["html_path"]), error=cells["error"],
-            duplicate_of=_optional_int(cells.get("duplicate_of")),
-            near_duplicate_of=_optional_int(cells.get("near_duplicate_of")))
-    except ValueError:
-        return None
+def _page_row(cells: dict[str, str]) -> PageRow:
+    return PageRow(
+        id=int(cells["id"]), url=cells["url"], level=int(cells["level"]),
+        status=int(cells["status"]) if cells["status"] else None,
+        content_type=cells["content_type"], bytes=int(cells["bytes"] or 0),
+        filtered_ratio=float(cells["filtered_ratio"]) if cells["filtered_ratio"] else None,
+        out_links=int(cells["out_links"] or 0), new_links=int(cells["new_links"] or 0),
+        saved=bool(cells["html_path"]), error=cells["error"],
+        duplicate_of=_optional_int(cells.get("duplicate_of")),
+        near_duplicate_of=_optional_int(cells.get("near_duplicate_of")))
 
 
 def _optional_int(cell: str | None) -> int | None:
@@ -247,7 +254,7 @@ def _run(events: list[TraceEvent]) -> Run:
 
 
 # -- stats.json -----------------------------------------------------------
-def _read_stats(path: Path, notes: list[str]) -> dict | None:
+def read_stats(path: Path, notes: list[str]) -> dict | None:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -271,7 +278,7 @@ def _read_edges(path: Path, committed: set[int], notes: list[str]) -> LinkCounts
     out_links: Counter[str] = Counter()
     try:
         with open(path, newline="", encoding="utf-8", errors="replace") as f:
-            for cells in csv.reader(_complete_lines(f, path.name, notes)):
+            for cells in csv.reader(complete_lines(f, path.name, notes)):
                 if len(cells) != 3 or not cells[0].isdigit() or int(cells[0]) not in committed:
                     continue   # the header, or a page whose index row is not written yet
                 _, source, target = cells
@@ -285,7 +292,7 @@ def _read_edges(path: Path, committed: set[int], notes: list[str]) -> LinkCounts
     return LinkCounts(dict(in_links), dict(out_links))
 
 
-def _complete_lines(f, name: str, notes: list[str]):
+def complete_lines(f, name: str, notes: list[str]):
     for line in f:
         if line.endswith("\n"):
             yield line

@@ -252,7 +252,7 @@ def build_report(crawl_dir: Path, *, top: int = TOP_LINKS) -> Report:
     # Without a trace, stats.json alone says a run reached its end.
     ended = runs[-1].ended if runs else files.stats is not None
     notes = list(files.notes)
-    running, pid = _process(Path(crawl_dir))
+    running, pid = crawl_process(Path(crawl_dir))
     if runs and not ended:
         notes.append(f"trace.log has no END line for the last run: {_liveness(running, pid)}")
     rows = files.rows
@@ -274,7 +274,7 @@ def build_report(crawl_dir: Path, *, top: int = TOP_LINKS) -> Report:
         timeline=_timeline(runs), running=running, pid=pid)
 
 
-def _process(crawl_dir: Path) -> tuple[bool | None, int | None]:
+def crawl_process(crawl_dir: Path) -> tuple[bool | None, int | None]:
     """Whether a crawl holds the directory's lock (None: there is no lock file,
     as in crawls made before it existed), and that crawl's pid."""
     path = lock_path(crawl_dir)

@@ -1,0 +1,94 @@
+"""A real redis-server for the tests: loopback, an ephemeral port, its own data
+directory, AOF on, started and stopped (or killed and restarted) by the test.
+
+fakeredis cannot show what the distributed crawl relies on: the append-only
+file surviving a kill -9, Lua scripts running atomically with Redis TIME.
+"""
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import redis
+
+REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
+START_SECONDS = 10
+
+
+class RedisServer:
+    def __init__(self, data_dir: Path, *, appendonly: bool = True, extra: tuple[str, ...] = ()):
+        self.data_dir = Path(data_dir)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.appendonly = appendonly
+        self.extra = extra
+        self.port = 0
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def client(self) -> redis.Redis:
+        return redis.Redis.from_url(self.url)
+
+    def start(self) -> RedisServer:
+        """Start on the port it had (a restart), or on a free one."""
+        for _ in range(5):   # a free port can be taken between the probe and the bind
+            port = self.port or _free_port()
+            self.proc = subprocess.Popen(
+                [REDIS_SERVER, "--port", str(port), "--bind", "127.0.0.1", "--dir",
+                 str(self.data_dir), "--appendonly", "yes" if self.appendonly else "no",
+                 "--appendfsync", "always", "--save", "", "--daemonize", "no",
+                 "--maxmemory-policy", "noeviction", *self.extra],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            if self._wait_up(port):
+                self.port = port
+                return self
+            self.proc.kill()
+            self.proc.wait()
+        raise RuntimeError("redis-server did not start (is the Debian package redis-server installed?)")
+
+    def _wait_up(self, port: int) -> bool:
+        deadline = time.monotonic() + START_SECONDS
+        probe = redis.Redis(host="127.0.0.1", port=port, socket_connect_timeout=0.5)
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                return False   # exited: most likely the port was taken
+            try:
+                if probe.ping():
+                    return True
+            except redis.exceptions.BusyLoadingError:
+                pass   # replaying the AOF: up soon
+            except redis.exceptions.ConnectionError:
+                pass
+            time.sleep(0.02)
+        return False
+
+    def kill(self) -> None:
+        """kill -9: no shutdown save; only what the AOF holds survives."""
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def __enter__(self) -> RedisServer:
+        return self.start()
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
