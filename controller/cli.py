@@ -760,15 +760,16 @@ def config_of(crawl_dir) -> None:
 @cli.command("warc-index")
 @click.argument("path", metavar="DIR", type=click.Path(path_type=Path))
 def warc_index(path) -> None:
-    """Print a CDX index (one line per response or revisit record, sorted as
-    replay tools expect) of the crawl.warc.gz in DIR (or of a .warc.gz file).
+    """Print a CDX index (one line per response or revisit record, keyed and
+    sorted as pywb and OpenWayback look URLs up) of the crawl.warc.gz in DIR
+    (or of a .warc.gz file): a pywb collection indexed with it replays the crawl.
 
     \b
     Example:
       crawler crawl http://127.0.0.1:8000/ --out site --warc
       crawler warc-index site > site.cdx
     """
-    from controller.warc import WarcError, cdx_lines, torn_tail
+    from controller.readers.cdx import WarcError, cdx_lines, torn_tail
     warc = path / WARC_FILE if path.is_dir() else path
     if not warc.is_file():
         raise click.UsageError(f"{warc} does not exist: give a crawl directory made with --warc "

@@ -1,5 +1,5 @@
-"""WARC output: the crawl as a web archive (crawl.warc.gz), its CDX index,
-and the repair that --resume needs.
+"""WARC output: the crawl as a web archive (crawl.warc.gz), and the repair
+that --resume needs (its CDX index is a reader: controller/readers/cdx.py).
 
 Owns the layout of the archive: one warcinfo record per run (software,
 format, the crawl settings), then for every page, in commit order, a
@@ -30,7 +30,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
-import ipaddress
 import json
 import os
 import uuid
@@ -40,10 +39,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from urllib.parse import urlsplit
 
-from warcio.archiveiterator import ArchiveIterator
-from warcio.exceptions import ArchiveLoadFailed
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
@@ -51,16 +47,11 @@ from getpage import Exchange
 
 PAGE_ID = "WARC-Crawler-Page-Id"
 REVISIT_PROFILE = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
-CDX_HEADER = " CDX N b a m s k r M S V g"
 # Headers that describe the transfer, not the message: the payload is
 # stored with the transfer coding removed (see the module docstring).
 _TRANSFER_HEADERS = frozenset({"transfer-encoding"})
 _READ_BLOCK = 64 * 1024
 _HEAD_BYTES = 16 * 1024  # a WARC record's own header block fits in this
-
-
-class WarcError(Exception):
-    """The file is not a readable WARC (message says why)."""
 
 
 @dataclass(frozen=True)
@@ -246,7 +237,7 @@ def trim(path: Path, committed: set[int],
     """
     kept, end = 0, 0
     with open(path, "rb") as f:
-        for offset, length, head in _whole_members(f):
+        for offset, length, head in whole_members(f):
             page = _field(head, PAGE_ID)
             if page is not None and (not page.isdigit() or int(page) not in committed):
                 break
@@ -271,7 +262,7 @@ def _note_response(head: bytes, page_id: int, responses: dict[int, tuple[str, st
         responses.pop(page_id, None)
 
 
-def _whole_members(f: io.BufferedReader) -> Iterator[tuple[int, int, bytes]]:
+def whole_members(f: io.BufferedReader) -> Iterator[tuple[int, int, bytes]]:
     """(offset, compressed length, first bytes decompressed) of each gzip
     member of ``f``, in order, stopping at the first one that is torn or
     broken. A member counts as whole when zlib reaches its end (which
@@ -311,111 +302,3 @@ def _field(head: bytes, name: str) -> str | None:
         if key.strip().lower() == wanted:
             return value.strip()
     return None
-
-
-# -- index: CDX ----------------------------------------------------------------
-
-def torn_tail(path: Path) -> int:
-    """Bytes at the end of ``path`` that are not whole gzip members (a record
-    cut off by a kill; ``trim`` removes them on --resume); 0 for a whole file."""
-    return path.stat().st_size - _whole_end(path)
-
-
-def _whole_end(path: Path) -> int:
-    """Where the whole gzip members at the start of ``path`` end (the file's
-    size for an uncompressed WARC, whose records are not gzip members)."""
-    end = 0
-    with open(path, "rb") as f:
-        if f.read(2) != b"\x1f\x8b":
-            return path.stat().st_size
-        f.seek(0)
-        for offset, length, _ in _whole_members(f):
-            end = offset + length
-    return end
-
-
-def cdx_lines(path: Path, whole_end: int | None = None) -> Iterator[str]:
-    """A CDX index of ``path``: the header line " CDX N b a m s k r M S V g",
-    then one line per response or revisit record, in file order, with the
-    eleven space-separated fields of the classic wayback/pywb layout:
-
-    N  SURT key of the URL (host labels reversed, "www." dropped, lower
-       case, query arguments sorted; e.g. ``org,example)/a?b=1&c=2``)
-    b  14-digit timestamp from WARC-Date (YYYYMMDDhhmmss, UTC)
-    a  original URL (WARC-Target-URI)
-    m  media type of the HTTP response ("warc/revisit" for a revisit,
-       "unk" when there is none)
-    s  HTTP status ("-" for a revisit)
-    k  payload digest, base32 without the "sha1:" prefix
-    r  redirect, M meta tags: always "-"
-    S  length of the record's gzip member in bytes, V its offset in the file
-    g  the file name
-
-    A record cut off at the end of the file (a killed crawl) is left out;
-    ``whole_end``, where the whole records end, is found unless given (see
-    torn_tail). Raises WarcError if the file cannot be read as WARC.
-    """
-    yield CDX_HEADER
-    if whole_end is None:
-        whole_end = _whole_end(path)
-    with open(path, "rb") as f:
-        records = ArchiveIterator(f)
-        try:
-            for record in records:
-                if records.get_record_offset() >= whole_end:
-                    break
-                if record.rec_type not in ("response", "revisit"):
-                    continue
-                records.read_to_end(record)
-                yield _cdx_line(record, records.get_record_length(),
-                                records.get_record_offset(), path.name)
-        except ArchiveLoadFailed as exc:
-            raise WarcError(str(exc).strip()) from exc
-
-
-def _cdx_line(record, length: int, offset: int, filename: str) -> str:
-    fields = record.rec_headers
-    url = fields.get_header("WARC-Target-URI") or "-"
-    digest = (fields.get_header("WARC-Payload-Digest") or "-").removeprefix("sha1:")
-    if record.rec_type == "revisit":
-        mime, status = "warc/revisit", "-"
-    else:
-        http = record.http_headers
-        content_type = http.get_header("Content-Type") if http else None
-        mime = (content_type or "").partition(";")[0].strip().lower() or "unk"
-        status = http.get_statuscode() if http else "-"
-    return " ".join([surt(url), _timestamp(fields.get_header("WARC-Date") or ""), url, mime,
-                     status, digest, "-", "-", str(length), str(offset), filename])
-
-
-def _timestamp(warc_date: str) -> str:
-    digits = "".join(ch for ch in warc_date if ch.isdigit())
-    return digits[:14].ljust(14, "0")
-
-
-def _is_address(host: str) -> bool:
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return True
-
-
-def surt(url: str) -> str:
-    """The SURT sort key of ``url``, simplified: scheme and user info
-    dropped, host lower case with "www." dropped and its labels reversed
-    (an IP address stays as it is),
-    default ports dropped, path and query lower case, query arguments
-    sorted. ``http://www.Example.org:80/A?b=2&a=1`` -> ``org,example)/a?a=1&b=2``."""
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError:
-        return url.lower()
-    host = (parts.hostname or "").removeprefix("www.")
-    key = host if _is_address(host) else ",".join(reversed(host.split(".")))
-    if port is not None and port != {"http": 80, "https": 443}.get(parts.scheme):
-        key += f":{port}"
-    path = (parts.path or "/").lower()
-    query = "&".join(sorted(parts.query.lower().split("&"))) if parts.query else ""
-    return f"{key}){path}" + (f"?{query}" if query else "")
