@@ -409,7 +409,7 @@ def _records(path: Path):
     cut off at the end (a killed worker) is left out."""
     from warcio.archiveiterator import ArchiveIterator
     from warcio.exceptions import ArchiveLoadFailed
-    from controller.warc import torn_tail
+    from controller.readers.cdx import torn_tail
     whole_end = path.stat().st_size - torn_tail(path)
     with open(path, "rb") as f:
         records = ArchiveIterator(f)
