@@ -98,7 +98,8 @@ class Crawl:
         self.seen = wiring.url_seen(config)
         self.store = PageStore(config.out, append=resume)   # first: a bad --out fails before any lookup
         self._gate = getattr(fetcher, "gate", None) or wiring.politeness(config, self.shared)
-        self.fetcher = fetcher or wiring.fetcher(config, self._gate, self._redirect_check)
+        self.fetcher = fetcher or wiring.fetcher(config, self._gate, self._redirect_check,
+                                                 self.shared)
         self._scheduled = isinstance(self.fetcher, Fetcher)
         self.frontier = wiring.frontier(config, self._gate, self.shared)
         self.digester = wiring.digester(config, self.rules)

@@ -55,8 +55,13 @@ def politeness(config: CrawlConfig, shared=None):
 
 
 def fetcher(config: CrawlConfig, gate: PolitenessGate,
-            redirect_check: Callable[[str], str | None]) -> Fetcher:
-    return Fetcher(fetch_config(config), redirect_check=redirect_check, gate=gate)
+            redirect_check: Callable[[str], str | None], shared=None) -> Fetcher:
+    store = None
+    if shared is not None:
+        from urllist.redisqueue import RobotsStore
+        store = RobotsStore(shared.crawl, shared.worker)
+    return Fetcher(fetch_config(config), redirect_check=redirect_check, gate=gate,
+                   robots_store=store)
 
 
 def frontier(config: CrawlConfig, gate: PolitenessGate, shared=None):

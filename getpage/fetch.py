@@ -194,6 +194,7 @@ class Fetcher:
         classify: Classifier = address_category,
         rng: random.Random | None = None,
         gate: PolitenessGate | None = None,
+        robots_store=None,
     ) -> None:
         self._config = config
         self._redirect_check = redirect_check
@@ -206,6 +207,9 @@ class Fetcher:
         self._session = self._transport.session  # owns the connection pools
         self._gate = gate or PolitenessGate(config.delay, config.per_host, clock=clock, sleep=sleep)
         self._robots = RobotsCache(self._load_robots)
+        # Shared robots.txt answers (a crawl of many workers): get(origin),
+        # claim(origin) -> bool, put(origin, record); see _robots_denial.
+        self._robots_store = robots_store
         self._local = _ThreadState()
 
     def fetch(self, url: str, *, reserved: bool = False, resume: Continuation | None = None,
@@ -372,7 +376,7 @@ class Fetcher:
                 # Loading it is a request to that host, which this fetch holds
                 # no slot on: go on once the scheduler reserves one.
                 raise _NotNow()
-            if self._robots.loading_elsewhere(origin):
+            if self._robots.loading_elsewhere(origin) or self._loading_in_another_worker(origin):
                 # Another fetch is loading it (waiting out a retry, say): waiting
                 # for it here, on this host's slot, could hold up that very
                 # retry. Give the slot back and ask again a little later.
@@ -570,9 +574,24 @@ class Fetcher:
 
     # -- robots.txt -------------------------------------------------------
 
+    def _loading_in_another_worker(self, origin: str) -> bool:
+        """In a shared crawl, robots.txt is asked once per origin for all
+        workers: unless the answer is stored, one worker claims the load and
+        the others wait for it (a claim lapses if its worker dies)."""
+        store = self._robots_store
+        return store is not None and store.get(origin) is None and not store.claim(origin)
+
     def _load_robots(self, origin: str) -> RobotsRules:
-        """Fetch and interpret ``origin``'s robots.txt (RFC 9309 §2.3)."""
-        rules = self._robots_rules(robots_url(origin))
+        """Fetch and interpret ``origin``'s robots.txt (RFC 9309 §2.3), or
+        take the answer another worker of a shared crawl stored."""
+        store = self._robots_store
+        record = store.get(origin) if store is not None else None
+        if record is not None:
+            rules = RobotsRules.from_record(record, self._token)
+        else:
+            rules = self._robots_rules(robots_url(origin))
+            if store is not None:
+                store.put(origin, rules.record())
         if rules.crawl_delay is not None:
             self._gate.raise_interval(host_key(origin), rules.crawl_delay)
         return rules

@@ -100,6 +100,17 @@ class RobotsRules:
     crawl_delay: float | None = None
     parser: Protego | None = None
     reason: str = ""  # why robots.txt was unreachable or blocked, e.g. "http 503", "connection: refused"
+    text: str = ""    # the robots.txt the rules were parsed from ("parsed" only)
+
+    def record(self) -> dict:
+        """What another process needs to have the same rules (a shared crawl)."""
+        return {"source": self.source, "reason": self.reason, "text": self.text}
+
+    @classmethod
+    def from_record(cls, record: dict, token: str) -> RobotsRules:
+        if record["source"] == "parsed":
+            return parse_robots(record["text"], token)
+        return cls(record["source"], reason=record["reason"])
 
     @classmethod
     def unavailable(cls) -> RobotsRules:
@@ -129,7 +140,7 @@ def parse_robots(text: str, token: str) -> RobotsRules:
     # protego memoises group matching and indexes rules on first use; doing
     # that here, once, makes later concurrent queries read-only.
     parser.can_fetch("/", token)
-    return RobotsRules("parsed", token, parser.crawl_delay(token), parser)
+    return RobotsRules("parsed", token, parser.crawl_delay(token), parser, text=text)
 
 
 def rules_for_response(status: int, body: bytes, token: str) -> RobotsRules:

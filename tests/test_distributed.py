@@ -129,6 +129,7 @@ def test_three_workers_give_the_one_machine_crawl_and_stay_polite(clean_logs, tm
                  if b.time - a.time < SERVER_SIDE * DELAY]
         assert not short, short
     assert max(page_requests(logs).values()) == 1 and len(page_requests(logs)) == PAGES
+    assert [sum(r.path == "/robots.txt" for r in log.snapshot()) for log in logs] == [1] * len(logs)
     assert_merge_is_the_single_crawl(tmp_path, dirs, single)
 
 

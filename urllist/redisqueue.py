@@ -117,10 +117,18 @@ local function take_slot(w, h)
   redis.call('HINCRBY', p .. 'slots:' .. w, h, 1)
 end
 
+-- The interval counts from when the request ENDED (its slot given back),
+-- not only from when it was started: a worker's thread can be held up
+-- between telling Redis it starts and its request leaving the machine,
+-- which no other worker can see; the end is never before the server
+-- answered, so the server sees requests at least the interval apart.
 local function give_slot(w, h)
   if tonumber(redis.call('HGET', p .. 'slots:' .. w, h) or '0') <= 0 then return 0 end
   redis.call('HINCRBY', p .. 'slots:' .. w, h, -1)
   redis.call('HINCRBY', p .. 'h:' .. h, 'fl', -1)
+  if tonumber(redis.call('HGET', p .. 'h:' .. h, 'last') or '0') < now then
+    redis.call('HSET', p .. 'h:' .. h, 'last', now)
+  end
   hint(h)
   return 1
 end
@@ -503,11 +511,15 @@ class SharedCrawl:
         """Run a script; while Redis is away (restarting, say), wait and try
         again, for up to RECONNECT_SECONDS. Every script is safe to run twice
         (a retry after a lost reply) or is put right by ``resync``."""
+        return self.call(lambda: self._scripts[name](keys=[self.prefix], args=list(args)))
+
+    def call(self, command):
+        """``command()``, tried again while Redis is away (see ``run``)."""
         deadline = time.monotonic() + RECONNECT_SECONDS
         pause = 0.05
         while True:
             try:
-                return self._scripts[name](keys=[self.prefix], args=list(args))
+                return command()
             except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError,
                     redis.exceptions.BusyLoadingError) as exc:
                 if time.monotonic() + pause > deadline:
@@ -647,6 +659,35 @@ class RedisGate:
 
     def _raise_cancelled(self):
         raise self._error()
+
+
+class RobotsStore:
+    """robots.txt answers shared by every worker: fetched once per origin
+    for the whole crawl (getpage.Fetcher's robots_store)."""
+
+    CLAIM_SECONDS = 30.0   # a claiming worker that died: another may load it after this
+
+    def __init__(self, shared: SharedCrawl, worker: str) -> None:
+        self._client = shared.client
+        self._call = shared.call
+        self._key = shared.prefix + "robots"
+        self._claims = shared.prefix + "robots-claim:"
+        self._worker = worker
+
+    def get(self, origin: str) -> dict | None:
+        raw = self._call(lambda: self._client.hget(self._key, origin))
+        return None if raw is None else json.loads(raw)
+
+    def claim(self, origin: str) -> bool:
+        key = self._claims + origin
+        if self._call(lambda: self._client.set(key, self._worker, nx=True,
+                                               px=round(self.CLAIM_SECONDS * 1000))):
+            return True
+        return (self._call(lambda: self._client.get(key)) or b"").decode() == self._worker
+
+    def put(self, origin: str, record: dict) -> None:
+        self._call(lambda: self._client.hset(self._key, origin, json.dumps(record)))
+        self._call(lambda: self._client.delete(self._claims + origin))
 
 
 class RedisFrontier:
