@@ -35,13 +35,14 @@ def shared_crawl(redis_url: str, crawl_id: str):
     return SharedCrawl(connect(redis_url), crawl_id)
 
 
-def create(crawl, config: CrawlConfig, lease_seconds: float | None = None) -> bool:
-    """Store a new crawl; False if one with this id exists."""
+def create(crawl, config: CrawlConfig, lease_seconds: float | None = None, slots: int = 0) -> bool:
+    """Store a new crawl; False if one with this id exists. ``slots`` > 0:
+    hosts partitioned into that many slots, each owned by one worker."""
     from urllist.redisqueue import LEASE_SECONDS
     return crawl.create(settings_of(config), [(seed, host_key(seed)) for seed in config.seeds],
                         delay=config.delay, per_host=config.per_host, max_pages=config.max_pages,
                         host_cap=config.max_pages_per_host, query_cap=config.max_query_variants,
-                        lease_seconds=lease_seconds or LEASE_SECONDS)
+                        lease_seconds=lease_seconds or LEASE_SECONDS, slots=slots)
 
 
 def worker_config(settings: dict, out: Path, **own) -> CrawlConfig:

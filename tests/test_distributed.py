@@ -80,6 +80,14 @@ def wait_rows(out: Path, at_least: int, procs, timeout=60):
         time.sleep(0.01)   # polling an observable condition, bounded by the deadline
 
 
+def wait_for(condition, procs, timeout=60):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert all(p.poll() is None for p in procs), "a worker ended too soon"
+        assert time.monotonic() < deadline
+        time.sleep(0.05)   # polling an observable condition, bounded by the deadline
+
+
 def wait_created(redis_url: str, procs, timeout=60):
     """Until the first worker has stored the crawl in Redis."""
     client = redis.Redis.from_url(redis_url)
@@ -109,7 +117,7 @@ def test_three_workers_give_the_one_machine_crawl_and_stay_polite(clean_logs, tm
     procs += [start(worker(redis_server.url, d), tmp_path) for d in dirs[1:]]
     wait_rows(dirs[1], 3, procs)
     during = status_of(redis_server.url)
-    assert 0 < during["processed"] <= during["queue_total"] <= PAGES and during["workers"]
+    assert 0 < during["processed"] <= during["queue_total"] <= PAGES
     finish(procs)
     after = status_of(redis_server.url)
     assert after["finished"] and after["processed"] == PAGES and after["leased"] == 0
@@ -155,6 +163,28 @@ def assert_merge_is_the_single_crawl(tmp_path, dirs, single):
     assert exported[0] == exported[1]
 
 
+def test_partitioned_by_host_the_slots_are_shared_and_the_result_is_the_same(
+        clean_logs, tmp_path, redis_server):
+    roots, logs = clean_logs
+    dirs = [tmp_path / f"w{k}" for k in range(3)]
+    procs = [start(first_worker(roots, redis_server.url, dirs[0], "--delay", "0.2",
+                                "--partition", "host", "--slots", "8"), tmp_path)]
+    wait_created(redis_server.url, procs)
+    procs += [start(worker(redis_server.url, d), tmp_path) for d in dirs[1:]]
+
+    def shared_out():   # all three joined, each holding at most its share of the 8 slots
+        workers = status_of(redis_server.url)["workers"]
+        return len(workers) == 3 and all(1 <= w["slots"] <= 3 for w in workers)
+    wait_for(shared_out, procs)
+    finish(procs)
+    rows = union_rows(dirs)
+    assert {r["url"]: int(r["level"]) for r in rows} == truth(roots)
+    for log in logs:
+        times = sorted(r.time for r in log.snapshot())
+        assert min(b - a for a, b in zip(times, times[1:])) >= SERVER_SIDE * 0.2
+    assert max(page_requests(logs).values()) == 1
+
+
 def held_urls(redis_url: str, worker_id: str) -> set[str]:
     client = redis.Redis.from_url(redis_url)
     return {value.decode().split("\t", 4)[4]
@@ -194,8 +224,8 @@ def test_a_killed_worker_loses_nothing_and_only_what_it_held_is_fetched_again(
 def test_an_expired_lease_goes_to_the_other_workers(clean_logs, tmp_path, redis_server):
     roots, logs = clean_logs
     dirs = [tmp_path / f"w{k}" for k in range(2)]
-    procs = [start(first_worker(roots, redis_server.url, dirs[0], "--lease-seconds", "1"),
-                   tmp_path)]
+    procs = [start(first_worker(roots, redis_server.url, dirs[0], "--lease-seconds", "1",
+                                "--delay", "0.2"), tmp_path)]
     wait_created(redis_server.url, procs)
     victim = start(worker(redis_server.url, dirs[1], "--worker-id", "victim"), tmp_path)
     wait_rows(dirs[1], 5, procs + [victim])
@@ -219,10 +249,11 @@ def test_redis_killed_and_restarted_loses_nothing_acknowledged(clean_logs, tmp_p
     roots, logs = clean_logs
     with RedisServer(tmp_path / "redis") as redis_server:
         dirs = [tmp_path / f"w{k}" for k in range(2)]
-        procs = [start(first_worker(roots, redis_server.url, dirs[0]), tmp_path)]
+        procs = [start(first_worker(roots, redis_server.url, dirs[0], "--delay", "0.2"), tmp_path)]
         wait_created(redis_server.url, procs)
         procs += [start(worker(redis_server.url, dirs[1]), tmp_path)]
-        wait_rows(dirs[0], 10, procs)
+        wait_for(lambda: sum(len(rows_of(d)) for d in dirs if (d / "index.csv").exists()) >= 10,
+                 procs)
         redis_server.kill()        # kill -9: only the append-only file survives
         redis_server.start()       # same port, same data directory
         finish(procs)
