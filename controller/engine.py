@@ -699,6 +699,8 @@ class Crawl:
         self.store.close()
         self.store.fill_in_links(self.in_links, lambda url: self.digester.normalize(url, None))
         stats = build_stats(self, reason, elapsed)
+        if self.shared is not None:   # this worker's part of a shared crawl
+            stats["shared"] = {"crawl_id": self.shared.crawl.crawl_id, "worker": self.shared.worker}
         self.trace.end(reason, self.tally.urls, elapsed)
         self.store.write_stats(stats)
         for writer in (self.extracted, self.warc):
