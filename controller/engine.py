@@ -483,6 +483,8 @@ class Crawl:
                                                      text_path=row["text_path"],
                                                      body_md5=row["body_md5"]), original)
             row["html_path"], row["text_path"] = digest.html_path, digest.text_path
+        self.trace.fetch(row["level"], row["id"], row["status"] or 0, row["bytes"],
+                         row["elapsed_ms"], row["url"], row["error"])
         self.store.add_row(row)
         self.tally.count_row({key: "" if value is None else str(value) for key, value in row.items()})
 

@@ -312,3 +312,39 @@ def test_settings_come_from_redis(tmp_path, redis_server, clean_logs):
     with open(tmp_path / "w1" / "index.csv", newline="") as f:
         assert list(csv.DictReader(f)) == []   # nothing left to do: it did nothing
     assert '"max_depth": 1' in (tmp_path / "w1" / "state" / "settings.json").read_text()
+
+
+def test_a_row_committed_but_not_written_is_written_when_the_worker_comes_back(
+        clean_logs, tmp_path, redis_server):
+    """The instant between a commit in Redis and the row on disk, made to
+    happen: the row is taken off the worker's index and left in Redis, as a
+    kill -9 there would leave it; the same worker, started again, writes it."""
+    from controller.shared import default_worker_id
+    roots, _ = clean_logs
+    out = tmp_path / "w0"
+    finish([start(first_worker(roots, redis_server.url, out, "--max-depth", "1"), tmp_path)])
+    index = out / "index.csv"
+    *kept, last = index.read_bytes().splitlines(keepends=True)
+    index.write_bytes(b"".join(kept))
+    row = rows_of_text(last)
+    client = redis.Redis.from_url(redis_server.url)
+    client.hset(f"crawl:{{t}}:rows:{default_worker_id(out)}", row["id"],
+                f"{row['new_links']}\t-1\t{json.dumps(row)}")
+    finish([start(worker(redis_server.url, out), tmp_path)])
+    assert index.read_bytes().splitlines(keepends=True)[-1] == last
+    fetch = [line for line in (out / "trace.log").read_text().splitlines()
+             if line.split(" ")[1:4] == ["FETCH", str(row["level"]), str(row["id"])]]
+    assert len(fetch) == 2   # the first run's, and the one written with the row
+    assert client.hlen(f"crawl:{{t}}:rows:{default_worker_id(out)}") == 0
+
+
+def rows_of_text(line: bytes) -> dict:
+    """An index.csv line as the engine's row dict is before it is written."""
+    from controller.store import INDEX_COLUMNS
+    row = dict(zip(INDEX_COLUMNS, next(csv.reader([line.decode("utf-8")]))))
+    for name in ("id", "level", "bytes", "out_links", "new_links", "status", "text_chars",
+                 "parent_id"):
+        row[name] = int(row[name]) if row[name] else (None if name == "parent_id" else "")
+    for name in ("elapsed_ms", "filtered_ratio"):
+        row[name] = float(row[name]) if row[name] else ""
+    return row
