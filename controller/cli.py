@@ -420,9 +420,10 @@ def _exit_for(stats: dict) -> None:
         click.echo(f"crawler: error: {problem}", err=True)
         sys.exit(EXIT_FAILED)
     shared = stats.get("shared")
-    if shared and reason in ("interrupted", "terminated", "max-seconds"):
-        click.echo(f"to go on with the shared crawl: crawler worker --redis URL --crawl-id "
-                   f"{shared['crawl_id']} --out {out}", err=True)
+    if shared:
+        if reason in ("interrupted", "terminated", "max-seconds"):
+            click.echo(f"to go on with the shared crawl: crawler worker --redis URL --crawl-id "
+                       f"{shared['crawl_id']} --out {out}", err=True)
     elif reason in ("interrupted", "terminated", "max-seconds", "max-pages"):
         click.echo(f"to continue this crawl: crawler crawl --out {out} --resume"
                    + (" --max-pages N" if reason == "max-pages" else ""), err=True)

@@ -348,3 +348,16 @@ def rows_of_text(line: bytes) -> dict:
     for name in ("elapsed_ms", "filtered_ratio"):
         row[name] = float(row[name]) if row[name] else ""
     return row
+
+
+def test_max_pages_is_one_budget_for_all_workers(clean_logs, tmp_path, redis_server):
+    roots, logs = clean_logs
+    dirs = [tmp_path / f"w{k}" for k in range(2)]
+    procs = [start(first_worker(roots, redis_server.url, dirs[0], "--max-pages", "20"), tmp_path)]
+    wait_created(redis_server.url, procs)
+    procs += [start(worker(redis_server.url, dirs[1]), tmp_path)]
+    finish(procs)
+    assert len(union_rows(dirs)) == 20
+    assert sum(page_requests(logs).values()) == 20
+    reasons = {json.loads((d / "stats.json").read_text())["stop_reason"] for d in dirs}
+    assert reasons == {"max-pages"}
