@@ -501,12 +501,12 @@ def main(sizes, rounds, only, raised_intset, queries, probe_urls, aof, conclusio
 
 def measured(variants: list, settings: dict) -> dict:
     """The whole result: where and how, every run, the medians."""
-    started, where = datetime.now(timezone.utc), machine()
+    started, where, source = datetime.now(timezone.utc), machine(), git_commit(REPO)
     runs = measure(settings["sizes"], settings["rounds"], variants,
                    (settings["queries"], settings["probe_urls"]), settings["aof"])
     return {"started": started.isoformat(),
             "elapsed_s": (datetime.now(timezone.utc) - started).total_seconds(),
-            "machine": where, "source": git_commit(REPO), "redis": redis_version(),
+            "machine": where, "source": source, "redis": redis_version(),
             "settings": settings, "runs": runs, "rows": summarize(runs)}
 
 
