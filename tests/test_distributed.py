@@ -19,6 +19,7 @@ from controller.engine import Crawl
 from crawldir import rows_of
 from manyhosts import SERVER_SIDE, SITES, gaps_per_host, many_hosts, truth
 from redisserver import RedisServer
+from urllist.redisqueue import fingerprint
 
 ROOT = Path(__file__).resolve().parent.parent
 DELAY = 0.1
@@ -122,6 +123,9 @@ def test_three_workers_give_the_one_machine_crawl_and_stay_polite(clean_logs, tm
     after = status_of(redis_server.url)
     assert after["finished"] and after["processed"] == PAGES and after["leased"] == 0
     assert after["workers"] == []   # each left, giving back what it held
+    bucket = fingerprint(roots[0]).split(":")[0]   # the seen-set keeps the compact encoding
+    assert redis.Redis.from_url(redis_server.url).object("encoding", f"crawl:{{t}}:seen:{bucket}") \
+        == b"intset"
     rows = union_rows(dirs)
     assert {r["url"]: int(r["level"]) for r in rows} == truth(roots)
     assert {r["url"]: int(r["level"]) for r in rows_of(single)} == truth(roots)
