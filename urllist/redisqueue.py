@@ -61,11 +61,12 @@ class RedisStateError(Exception):
 
 
 # The seen-set's layout, chosen by benchmarks/redis_seen.py (benchmarks/RESULTS.md):
-# 64-bit integers in 65,536 sets stay intsets (Redis's default limit, 512
-# members a set, holds about 25 million URLs, the fullest set's limit, with no CONFIG SET): 9.4 B/URL
-# at 10^7 URLs, 14.8 at 10^6, against 56 for one SET of 8-byte strings, at
-# the same Redis CPU; a Bloom filter (2-4 B/URL) cost 6-10x the CPU and its
-# false "seen" answers are pages silently never fetched.
+# 64-bit integers in 65,536 sets stay intsets under Redis's default limit
+# (512 members a set) up to about 25 million URLs, with no CONFIG SET: 9.4
+# B/URL at 10^7 URLs, 14.8 at 10^6, against 56 for one SET of 8-byte
+# strings, at the same Redis CPU. A Bloom filter (2-4 B/URL) cost 6-10x the
+# CPU, cannot forget a reclaimed lease's marks, and its false "seen"
+# answers are pages silently never fetched.
 SEEN_BUCKETS = 65_536
 
 
