@@ -17,6 +17,13 @@ with ``--content-dedup near`` a page within ``--simhash-distance`` of an
 earlier one is marked ``near_duplicate_of`` but kept and followed, because
 "near" is a threshold and losing a distinct page to a false match costs
 more than keeping a copy (index.csv lets users drop them afterwards).
+
+One loop for one machine and for many: with ``shared`` (a crawl in Redis,
+controller/shared.py) the frontier, the seen-set, the trap counters, the
+exact-content memory and the politeness gate are Redis's
+(urllist/redisqueue.py), and a page's children, verdict and commit go to
+Redis in one call (``_commit_shared``) instead of to this process's own
+structures (``_commit_local``); the rest of the loop does not know which.
 """
 from __future__ import annotations
 
