@@ -300,7 +300,11 @@ def _start_shared(config: CrawlConfig, redis_url: str, crawl_id: str, lease: flo
 
 def _shared_crawl(redis_url: str, crawl_id: str):
     from controller.shared import shared_crawl
-    from urllist.redisqueue import RedisStateError
+    try:
+        from urllist.redisqueue import RedisStateError
+    except ImportError:
+        raise click.UsageError("a shared crawl needs redis-py: pip install -e '.[redis]' "
+                               "(or: pip install redis hiredis)") from None
     try:
         return shared_crawl(redis_url, crawl_id)
     except RedisStateError as exc:

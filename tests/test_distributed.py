@@ -365,3 +365,17 @@ def test_max_pages_is_one_budget_for_all_workers(clean_logs, tmp_path, redis_ser
     assert sum(page_requests(logs).values()) == 20
     reasons = {json.loads((d / "stats.json").read_text())["stop_reason"] for d in dirs}
     assert reasons == {"max-pages"}
+
+
+def test_without_redis_py_the_hint_is_one_line(tmp_path):
+    blocker = tmp_path / "block"
+    blocker.mkdir()
+    (blocker / "redis.py").write_text("raise ImportError('blocked for the test')\n")
+    done = subprocess.run([sys.executable, "-m", "controller", "worker", "--redis",
+                           "redis://127.0.0.1:1/0", "--out", str(tmp_path / "w")],
+                          capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": f"{blocker}:{ROOT}"})
+    assert done.returncode == 2 and not (tmp_path / "w").exists()
+    assert done.stderr.strip().splitlines() == [
+        "crawler: error: a shared crawl needs redis-py: pip install -e '.[redis]' (or: pip "
+        "install redis hiredis) (see 'crawler worker --help')"]
