@@ -738,7 +738,8 @@ def section(result: dict) -> str:
     profiled = [r for r in runs if r.profile]
     return "\n".join([
         title(result.get("label", "")), "",
-        f"Written by `.venv/bin/python -m benchmarks.distributed {result['argv']}` (raw numbers: "
+        f"Written by `.venv/bin/python -m benchmarks.distributed{' ' * bool(result['argv'])}"
+        f"{result['argv']}` (raw numbers: "
         f"`benchmarks/results/distributed/{result['name']}.json`); columns: benchmarks/README.md.", "",
         f"- {m['date']}; commit `{source['commit']}`"
         + (" (working tree with uncommitted changes)" if source["dirty"] else "")
