@@ -294,8 +294,12 @@ def _start_shared(config: CrawlConfig, redis_url: str, crawl_id: str, lease: flo
         raise click.UsageError(f"--crawl-id {crawl_id}: Redis at {redis_url} holds a crawl of "
                                f"that name already; join it with crawler worker --redis "
                                f"{redis_url} --crawl-id {crawl_id} --out DIR, or pick another name")
+    def create_it():
+        if not create(crawl, config, lease, slots):
+            raise click.UsageError(f"--crawl-id {crawl_id}: another crawler crawl created a crawl "
+                                   f"of that name in Redis just now; pick another name")
     return run_crawl(config, overwrite=overwrite, shared_id=default_worker_id(config.out),
-                     shared_crawl=crawl, before_run=lambda: create(crawl, config, lease, slots))
+                     shared_crawl=crawl, before_run=create_it)
 
 
 def _shared_crawl(redis_url: str, crawl_id: str):

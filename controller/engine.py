@@ -40,6 +40,7 @@ from controller.config import CrawlConfig
 from controller.speculation import Speculation
 from controller.resume import (JOURNAL_FILE, STATE_DIR, WARC_FILE, PreviousCrawl, load_previous,
                                prepare_out_dir, save_settings, settings_of)
+from controller.shared import WORKER_ID_FILE
 from controller.stats import build_stats
 from controller import wiring
 from controller.digest import Digest, DigestJob, DigestPool
@@ -444,8 +445,10 @@ class Crawl:
         result, digest = visit.result, visit.digest or Digest()
         if self.shared is not None:
             settled = self._commit_shared(item, visit, digest)
-            if settled is None:
-                return   # its lease went to another worker: that one records it
+            if settled is None or item.id in self._local_ids:
+                # Its lease went to another worker, which records it; or this
+                # worker, reclaimed while alive and given it again, has its row.
+                return
             digest, verdict, new_count = settled
         else:
             digest, verdict, new_count = self._commit_local(item, digest)
@@ -460,6 +463,7 @@ class Crawl:
             self._archive(item, result, digest, original)
         self.store.add_row(_row(item, visit, digest, new_count, verdict))
         if self.shared is not None:
+            self._local_ids.add(item.id)
             self.frontier.written(item.id)
         self.tally.count_page(item.level, error, digest, new_count, len(result.body))
         self.tally.count_content(item.level, original is not None, verdict.near_duplicate_of is not None)
@@ -471,6 +475,8 @@ class Crawl:
         killed) goes back to the queue at once, and rows it committed but
         did not write are written now."""
         freed, rows = self.frontier.join()
+        (self.config.out / STATE_DIR / WORKER_ID_FILE).write_text(self.shared.worker + "\n",
+                                                                 encoding="utf-8")
         if self.resumed:
             self.trace.resume(self.tally.urls, len(self.frontier))
         else:

@@ -9,13 +9,13 @@ its own pages); ``crawler merge`` makes one directory of them.
 """
 from __future__ import annotations
 
-import hashlib
+import secrets
 import socket
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from controller.config import CrawlConfig
-from controller.resume import settings_of
+from controller.resume import STATE_DIR, settings_of
 from getpage import host_key
 
 # Settings that say how one worker runs, not which URLs the crawl has.
@@ -55,8 +55,15 @@ def worker_config(settings: dict, out: Path, **own) -> CrawlConfig:
     return replace(config, **{name: value for name, value in own.items() if value is not None})
 
 
+WORKER_ID_FILE = "worker-id"   # in the worker's state/ directory
+
+
 def default_worker_id(out: Path) -> str:
-    """Stable across restarts of the same worker (same machine, same --out),
-    so a restarted worker gives back what it held at once."""
-    where = hashlib.blake2b(str(Path(out).resolve()).encode(), digest_size=4).hexdigest()
-    return f"{socket.gethostname()}-{where}"
+    """The id this output directory's worker had (kept in state/worker-id),
+    so a restarted worker gives back what it held at once; else a new one,
+    the host name and random digits (two machines may share a host name
+    and a path)."""
+    try:
+        return (Path(out) / STATE_DIR / WORKER_ID_FILE).read_text(encoding="utf-8").strip()
+    except OSError:
+        return f"{socket.gethostname()}-{secrets.token_hex(4)}"

@@ -268,7 +268,7 @@ def test_redis_killed_and_restarted_loses_nothing_acknowledged(clean_logs, tmp_p
 @pytest.mark.parametrize("extra, message", [
     ((), "cannot reach Redis"),
     (("--maxmemory-policy", "allkeys-lru"), "maxmemory-policy is allkeys-lru"),
-    (("--appendonly", "no"), "Redis keeps nothing on disk"),
+    (("--appendonly", "no"), "Redis has no append-only file"),
 ])
 def test_a_redis_that_cannot_hold_the_crawl_is_a_one_line_error(tmp_path, extra, message):
     out = tmp_path / "w"
@@ -379,3 +379,35 @@ def test_without_redis_py_the_hint_is_one_line(tmp_path):
     assert done.stderr.strip().splitlines() == [
         "crawler: error: a shared crawl needs redis-py: pip install -e '.[redis]' (or: pip "
         "install redis hiredis) (see 'crawler worker --help')"]
+
+
+def test_trap_limits_count_as_on_one_machine(clean_logs, tmp_path, redis_server):
+    roots, _ = clean_logs
+    single = tmp_path / "single"
+    Crawl(CrawlConfig(seeds=tuple(roots), out=single, delay=DELAY, max_depth=0, max_pages=0,
+                      max_pages_per_host=4, progress=False)).run()
+    dirs = [tmp_path / f"w{k}" for k in range(2)]
+    procs = [start(first_worker(roots, redis_server.url, dirs[0], "--max-pages-per-host", "4"),
+                   tmp_path)]
+    wait_created(redis_server.url, procs)
+    procs += [start(worker(redis_server.url, dirs[1]), tmp_path)]
+    finish(procs)
+    assert sorted(r["url"] for r in union_rows(dirs)) == sorted(r["url"] for r in rows_of(single))
+    assert len(rows_of(single)) == 4 * len(roots)   # seeds counted: four URLs a host
+
+
+def test_redis_away_longer_than_the_lease_reclaims_nobody(clean_logs, tmp_path):
+    roots, _ = clean_logs
+    with RedisServer(tmp_path / "redis") as redis_server:
+        dirs = [tmp_path / f"w{k}" for k in range(2)]
+        procs = [start(first_worker(roots, redis_server.url, dirs[0], "--delay", "0.2",
+                                    "--lease-seconds", "2"), tmp_path)]
+        wait_created(redis_server.url, procs)
+        procs += [start(worker(redis_server.url, dirs[1]), tmp_path)]
+        wait_for(lambda: len(status_of(redis_server.url)["workers"]) == 2, procs)
+        redis_server.kill()
+        time.sleep(3)   # the fault under test: Redis away for longer than the lease
+        redis_server.start()
+        finish(procs)
+        assert status_of(redis_server.url)["reclaimed"] == 0
+    assert {r["url"]: int(r["level"]) for r in union_rows(dirs)} == truth(roots)

@@ -45,12 +45,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from urllist.queued import QueuedUrl
 
 INF_MS = 10 ** 15          # "not until a slot is given back"
 LEASE_SECONDS = 60.0       # a worker silent this long has died: its URLs go to others
-HEARTBEAT_SECONDS = 5.0
 POLL_SECONDS = 0.05        # how soon to ask again while other workers hold the open level
 RECONNECT_SECONDS = 120.0  # how long a worker waits for Redis to come back
 
@@ -239,7 +240,24 @@ local function release_worker(w)
   return count
 end
 
+-- Workers renew their deadlines every LEASE / 4. A gap far longer than that
+-- since the last script ran means Redis itself was away (restarting,
+-- replaying its AOF): the silence was Redis's, not the workers', so every
+-- deadline moves on by the gap before any worker is judged dead.
+local function excuse_outage()
+  local last = tonumber(redis.call('GET', p .. 'alive') or tostring(now))
+  local gap = now - last
+  if gap > LEASE / 2 then
+    local workers = redis.call('ZRANGE', p .. 'workers', 0, -1, 'WITHSCORES')
+    for i = 1, #workers, 2 do
+      redis.call('ZADD', p .. 'workers', tonumber(workers[i + 1]) + gap, workers[i])
+    end
+  end
+  redis.call('SET', p .. 'alive', now)
+end
+
 local function reclaim_expired()
+  excuse_outage()
   for _, w in ipairs(redis.call('ZRANGEBYSCORE', p .. 'workers', '-inf', now, 'LIMIT', 0, 8)) do
     release_worker(w)
     redis.call('ZREM', p .. 'workers', w)
@@ -273,11 +291,16 @@ local function count_page(w)
 end
 
 local function weight(w)
-  local values = redis.call('HVALS', p .. 'rate:' .. w)
-  if #values == 0 then return nil end
-  local sum = 0
-  for _, v in ipairs(values) do sum = sum + tonumber(v) end
-  return sum * 1000 / WINDOW
+  local buckets = redis.call('HGETALL', p .. 'rate:' .. w)
+  if #buckets == 0 then return nil end
+  local sum, first = 0, math.huge
+  for i = 1, #buckets, 2 do
+    sum = sum + tonumber(buckets[i + 1])
+    first = math.min(first, tonumber(buckets[i]))
+  end
+  -- pages per second over the time it has been counted, up to the window
+  local span = math.min(WINDOW, math.max(BUCKET, now - first * BUCKET))
+  return sum * 1000 / span
 end
 
 local function summary(w)
@@ -511,6 +534,12 @@ for i = 9, #ARGV, 3 do
                 string.sub(ARGV[i], colon + 1)) == 1 then
     redis.call('RPUSH', p .. 'q:0:' .. ARGV[i + 1], n .. '\t0\t\t' .. ARGV[i + 1] .. '\t' .. ARGV[i + 2])
     redis.call('ZADD', ready_key(0, ARGV[i + 1]), 'NX', 0, ARGV[i + 1])
+    -- seeds count against the trap limits, as urlfilter.TrapGuard counts them
+    local query = string.find(ARGV[i + 2], '?', 1, true)
+    if query and tonumber(ARGV[7]) > 0 then
+      redis.call('HINCRBY', p .. 'trap:path', string.sub(ARGV[i + 2], 1, query - 1), 1)
+    end
+    if tonumber(ARGV[6]) > 0 then redis.call('HINCRBY', p .. 'trap:host', ARGV[i + 1], 1) end
     n = n + 1
   end
 end
@@ -561,7 +590,10 @@ def parse_entry(entry: bytes | str) -> tuple[QueuedUrl, str]:
 def connect(url: str) -> redis.Redis:
     """A client for ``url``, checked: reachable, never evicting, persistent."""
     try:
-        client = redis.Redis.from_url(url, socket_connect_timeout=5, socket_timeout=30)
+        # No retries inside redis-py: a lost reply must reach SharedCrawl.call,
+        # which retries and then puts right what the lost reply changed (resync).
+        client = redis.Redis.from_url(url, socket_connect_timeout=5, socket_timeout=30,
+                                      retry=Retry(NoBackoff(), 0))
         config = {**client.config_get("maxmemory-policy"), **client.config_get("appendonly"),
                   **client.config_get("save")}
     except ValueError as exc:
@@ -574,10 +606,12 @@ def connect(url: str) -> redis.Redis:
         raise RedisStateError(f"--redis {url}: maxmemory-policy is {policy}, so Redis may evict "
                               f"crawl state; set it to noeviction (CONFIG SET maxmemory-policy "
                               f"noeviction)")
-    if _text(config.get("appendonly", "no")) != "yes" and not _text(config.get("save", "")):
-        raise RedisStateError(f"--redis {url}: Redis keeps nothing on disk (appendonly no, no "
-                              f"save points), so a restart loses the crawl; turn on AOF "
-                              f"(CONFIG SET appendonly yes)")
+    if _text(config.get("appendonly", "no")) != "yes":
+        # RDB snapshots alone would bring Redis back to an older state than the
+        # workers have written down: pages committed twice, ids reused.
+        raise RedisStateError(f"--redis {url}: Redis has no append-only file, so a restart "
+                              f"loses what was acknowledged since its last snapshot; turn on "
+                              f"AOF (CONFIG SET appendonly yes)")
     return client
 
 
@@ -672,7 +706,14 @@ class SharedCrawl:
                 "queued_open_level": queued[level], "queued_next_level": queued[level + 1],
                 "hosts_with_work": len(set(hosts[level]) | set(hosts[level + 1])),
                 "partition_slots": slots, "workers": workers,
-                "finished": state.get("processed", 0) == state.get("next_id", 0)}
+                "finished": self._finished(state)}
+
+    def _finished(self, state: dict) -> bool:
+        """As Summary.finished: every URL acknowledged, or the budget spent."""
+        processed, leased = state.get("processed", 0), state.get("leased", 0)
+        budget = int(self.client.hget(self.prefix + "cfg", "max_pages") or 0)
+        return processed == state.get("next_id", 0) or (
+            budget > 0 and processed + leased >= budget and leased == 0)
 
     def lease_ms(self) -> int:
         return int(self.client.hget(self.prefix + "cfg", "lease") or 0)
@@ -826,13 +867,15 @@ class RedisFrontier:
 
     def leave(self) -> None:
         self._beat.set()
+        if self._heart.is_alive():
+            self._heart.join()   # its last renewal must not come after the leave
         self._shared.run("leave", self._worker)
 
     def _heartbeat(self) -> None:
-        while not self._beat.wait(HEARTBEAT_SECONDS):
+        while not self._beat.wait(max(self._shared.lease_ms() / 4000, 0.25)):
             try:
                 self._refresh(0)
-            except redis.exceptions.RedisError:
+            except (redis.exceptions.RedisError, RedisStateError):
                 pass   # the loop's own calls report it
 
     def _refresh(self, n: int) -> list[QueuedUrl]:
