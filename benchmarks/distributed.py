@@ -36,6 +36,7 @@ benchmarks/RESULTS.md. Columns and caveats: benchmarks/README.md.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 import shlex
@@ -272,10 +273,18 @@ def key_pattern(name: str) -> str:
 # -- the profile: every command, and the queue ---------------------------------------------------
 def script_names() -> dict[str, str]:
     """SHA1 -> name of every Lua script urllist.redisqueue defines (module strings holding
-    redis.call), so the slowlog's EVALSHA lines can be named."""
+    redis.call), so the slowlog's EVALSHA lines can be named. Read from the file as it is
+    now: the workers started from it, whatever this process imported earlier."""
+    module = importlib.reload(redisqueue)
     return {hashlib.sha1(value.encode()).hexdigest(): name.strip("_").lower()
-            for name, value in vars(redisqueue).items()
+            for name, value in vars(module).items()
             if isinstance(value, str) and "redis.call" in value and name.isupper()}
+
+
+def call_name(names: dict[str, str], sha: str, first_arg: str) -> str:
+    """A script call's name; the politeness gate's with its operation."""
+    name = names.get(sha, "other script")
+    return f"{name} {first_arg}" if name == "gate" else name
 
 
 class Profile(threading.Thread):
@@ -286,9 +295,8 @@ class Profile(threading.Thread):
     def __init__(self, url: str) -> None:
         super().__init__(daemon=True)
         self.client = redis.Redis.from_url(url, client_name=HARNESS)
-        self.names = script_names()
-        self.calls: Counter[str] = Counter()    # client round trips, by script or command
-        self.usec: Counter[str] = Counter()
+        self.calls: Counter = Counter()    # client round trips: command, or (SHA, first ARGV)
+        self.usec: Counter = Counter()
         self.inner: Counter[str] = Counter()    # commands the scripts ran
         self.lost = 0                           # slowlog entries missed (ids skipped)
         self.queue = {"urls": 0, "bytes": 0, "lists": 0, "entry_bytes": 0}   # at its largest
@@ -308,7 +316,13 @@ class Profile(threading.Thread):
         self.join()
         self.drain()
         self.client.config_set("slowlog-log-slower-than", 10_000)
-        return {"calls": dict(self.calls), "usec": dict(self.usec), "inner": dict(self.inner),
+        names = script_names()
+        calls, usec = Counter(), Counter()
+        for key, n in self.calls.items():
+            name = call_name(names, *key) if isinstance(key, tuple) else key
+            calls[name] += n
+            usec[name] += self.usec[key]
+        return {"calls": dict(calls), "usec": dict(usec), "inner": dict(self.inner),
                 "lost": self.lost, "queue": self.queue}
 
     def drain(self) -> None:
@@ -333,12 +347,9 @@ class Profile(threading.Thread):
         if address == "?:0":   # run inside a script
             self.inner[name] += 1
             return
-        if name == "EVALSHA" and len(words) > 1:
-            name = self.names.get(words[1], "other script")
-            if name == "gate" and len(words) > 4:
-                name += " " + words[4]
-        self.calls[name] += 1
-        self.usec[name] += entry["duration"]
+        key = (words[1], words[4] if len(words) > 4 else "") if name == "EVALSHA" else name
+        self.calls[key] += 1
+        self.usec[key] += entry["duration"]
 
     def sample_queue(self) -> None:
         keys = list(self.client.scan_iter(match=PREFIX + "q:*", count=1000))
@@ -743,6 +754,7 @@ def section(result: dict) -> str:
         f"`benchmarks/results/distributed/{result['name']}.json`); columns: benchmarks/README.md.", "",
         f"- {m['date']}; commit `{source['commit']}`"
         + (" (working tree with uncommitted changes)" if source["dirty"] else "")
+        + (" — **the crawler's code changed during the run**" if result.get("code_changed") else "")
         + f"; {m['cpu']}, {m['cores']} cores, Python {m['python']}; {m['nginx']}; {result['redis']}; "
         f"load average at start {' '.join(m['load_average'])}; the whole benchmark "
         f"{result['elapsed_s']:.0f} s",
@@ -829,6 +841,16 @@ def _line(r: Run, rounds: int) -> str:
             f"{r.redis_cpu_s:.2f} s" + (" — " + "; ".join(problems) if problems else ""))
 
 
+def code_digest() -> str:
+    """A digest of the crawler's own code as it is on disk now: other people edit this tree,
+    and a run is only one measurement if the code stayed the same throughout."""
+    digest = hashlib.blake2b(digest_size=8)
+    for package in ("controller", "getpage", "textfilter", "urlfilter", "urllist"):
+        for path in sorted((REPO / package).rglob("*.py")):
+            digest.update(str(path.relative_to(REPO)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
 def _ints(text: str) -> list[int]:
     return [int(x) for x in text.split(",") if x.strip()]
 
@@ -904,13 +926,15 @@ def main(names, pages, hosts, host_pages, delay, workers, processes, compare, si
     plan = variants(_ints(workers), _ints(processes), _ints(compare), _ints(everysec), single_processes)
     rounds = _rounds(rounds, list(settings))
     started, clock, before = datetime.now(timezone.utc), time.perf_counter(), machine()
+    code, source = code_digest(), git_commit(REPO)
     runs = [r for name, s in settings.items()
             for r in measure(s, plan, rounds[name], profile, work, timeout, keep_output, progress)]
     rows = summarize(runs, settings)
     mem = memory(runs)
     result = {"name": f"distributed-{started:%Y%m%d-%H%M%S}", "label": label, "started": started.isoformat(),
               "argv": shlex.join(sys.argv[1:]), "elapsed_s": time.perf_counter() - clock,
-              "machine": before, "redis": redis_version(), "source": git_commit(REPO),
+              "machine": before, "redis": redis_version(), "source": source,
+              "code_changed": code != code_digest(),
               "options": {"plan": [asdict(v) for v in plan], "profile": profile,
                           "crawl_args": crawl_args},
               "settings": [{"name": s.name, "sites": len(s.sites), "pages": s.pages,
@@ -924,6 +948,8 @@ def main(names, pages, hosts, host_pages, delay, workers, processes, compare, si
     if save:
         click.echo(f"stored {store(result, results_dir, results_md)} and its section in {results_md}",
                    err=True)
+    if result["code_changed"]:
+        click.echo("the crawler's code changed during the run: its numbers mix versions", err=True)
     if not all(r.checked for r in runs):
         click.echo("some runs failed their checks (see the every-run table and --work/runs/distributed)",
                    err=True)
