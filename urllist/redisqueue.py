@@ -737,6 +737,7 @@ class RedisGate:
         self._error = cancelled      # what a cancelled wait raises (getpage's Cancelled)
         self._lock = threading.RLock()   # ops and resync: the held counts match Redis's
         self.held: Counter[str] = Counter()   # host -> slots this worker holds
+        self._per_host_cached: int | None = None
 
     def clock(self) -> float:
         return time.monotonic()
@@ -776,7 +777,18 @@ class RedisGate:
         return self.clock() + self._op("ready", host) / 1000
 
     def started(self, host: str) -> None:
-        self._op("started", host)
+        # With one request in flight per host the interval counts from the
+        # end of the request (give_slot), which is never earlier than its
+        # send: telling Redis about the send would cost a round trip a page
+        # and change nothing. With more, the send time spaces the starts.
+        if self._per_host() > 1:
+            self._op("started", host)
+
+    def _per_host(self) -> int:
+        if self._per_host_cached is None:
+            self._per_host_cached = int(self._shared.call(
+                lambda: self._shared.client.hget(self._shared.prefix + "cfg", "per_host")) or 1)
+        return self._per_host_cached
 
     def release(self, host: str) -> None:
         self._op("release", host)
