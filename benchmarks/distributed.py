@@ -36,7 +36,7 @@ benchmarks/RESULTS.md. Columns and caveats: benchmarks/README.md.
 from __future__ import annotations
 
 import hashlib
-import importlib
+import importlib.util
 import json
 import os
 import shlex
@@ -68,10 +68,10 @@ from benchmarks.peers import index_csv_by_host  # noqa: E402
 from benchmarks.polite import gaps_by_host, span_s  # noqa: E402
 from benchmarks.polite_site import SiteSetSpec, generate  # noqa: E402
 from benchmarks.redis_seen import put_section, redis_version  # noqa: E402
-from benchmarks.report import git_commit, machine, markdown_table  # noqa: E402
+from benchmarks.report import machine, markdown_table  # noqa: E402
+from benchmarks.run import _ours_source, _warm  # noqa: E402
 from benchmarks.site import SiteSpec, ensure  # noqa: E402
 from redisserver import RedisServer  # noqa: E402
-from urllist import redisqueue  # noqa: E402
 
 CRAWLER = str(REPO / ".venv" / "bin" / "crawler")
 CRAWL_ID = "bench"
@@ -97,6 +97,11 @@ class Setting:
     delay_s: float
     sites: tuple[Site, ...]
     options: tuple[str, ...] = ()   # more `crawler crawl` options, e.g. ('--per-host', '8')
+    source: Path = REPO             # the crawler's source tree (a `git archive` with --ours-commit)
+
+    def env(self) -> dict[str, str]:
+        """Every crawler process's environment: this source tree, loopback only (never a proxy)."""
+        return {**os.environ, "PYTHONPATH": str(self.source), "no_proxy": "*", "NO_PROXY": "*"}
 
     @property
     def pages(self) -> int:
@@ -163,9 +168,8 @@ class Timed:
     logs: Path
 
     @classmethod
-    def start(cls, argv: list[str], logs: Path) -> Timed:
+    def start(cls, argv: list[str], logs: Path, env: dict[str, str]) -> Timed:
         logs.mkdir(parents=True, exist_ok=True)
-        env = {**os.environ, "no_proxy": "*", "NO_PROXY": "*"}   # loopback only: never a proxy
         with open(logs / "stdout.txt", "wb") as out, open(logs / "stderr.txt", "wb") as err:
             proc = subprocess.Popen([GNU_TIME, "-v", "-o", str(logs / "time.txt"), *argv],
                                     stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env,
@@ -271,11 +275,18 @@ def key_pattern(name: str) -> str:
 
 
 # -- the profile: every command, and the queue ---------------------------------------------------
-def script_names() -> dict[str, str]:
-    """SHA1 -> name of every Lua script urllist.redisqueue defines (module strings holding
-    redis.call), so the slowlog's EVALSHA lines can be named. Read from the file as it is
-    now: the workers started from it, whatever this process imported earlier."""
-    module = importlib.reload(redisqueue)
+def script_names(source: Path = REPO) -> dict[str, str]:
+    """SHA1 -> name of every Lua script the source tree's urllist/redisqueue.py defines
+    (module strings holding redis.call), so the slowlog's EVALSHA lines can be named. Read
+    from the file as it is now: the workers started from it, whatever this process imported."""
+    spec = importlib.util.spec_from_file_location("redisqueue_measured",
+                                                  source / "urllist" / "redisqueue.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module   # its dataclasses look their module up there
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules[spec.name]
     return {hashlib.sha1(value.encode()).hexdigest(): name.strip("_").lower()
             for name, value in vars(module).items()
             if isinstance(value, str) and "redis.call" in value and name.isupper()}
@@ -292,8 +303,9 @@ class Profile(threading.Thread):
     drained with a reset in one MULTI, so nothing is lost or counted twice) and, each
     turn, the queue lists' total length and MEMORY USAGE."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, source: Path) -> None:
         super().__init__(daemon=True)
+        self.source = source
         self.client = redis.Redis.from_url(url, client_name=HARNESS)
         self.calls: Counter = Counter()    # client round trips: command, or (SHA, first ARGV)
         self.usec: Counter = Counter()
@@ -316,7 +328,7 @@ class Profile(threading.Thread):
         self.join()
         self.drain()
         self.client.config_set("slowlog-log-slower-than", 10_000)
-        names = script_names()
+        names = script_names(self.source)
         calls, usec = Counter(), Counter()
         for key, n in self.calls.items():
             name = call_name(names, *key) if isinstance(key, tuple) else key
@@ -424,10 +436,10 @@ def run_once(setting: Setting, variant: Variant, server: Nginx, run_dir: Path, r
         dirs = [run_dir / "out"]
         measure_run(run, server, None, timeout, lambda: [Timed.start(
             [CRAWLER, "crawl", *crawl_args(setting, server), "--out", str(dirs[0]),
-             "--processes", str(variant.processes)], run_dir / "logs")])
+             "--processes", str(variant.processes)], run_dir / "logs", setting.env())])
     server.mark()   # a barrier: every request of the run is in the log after it
     check_server(run, setting, server.requests_since(mark))
-    out = merge(run, dirs, run_dir) if variant.workers else dirs[0]
+    out = merge(run, dirs, run_dir, setting.env()) if variant.workers else dirs[0]
     check_saved_pages(run, setting, out)
     return run
 
@@ -440,16 +452,17 @@ def run_shared(setting: Setting, variant: Variant, server: Nginx, run_dir: Path,
         client = redis.Redis.from_url(redis_server.url, client_name=HARNESS)
         assert client.config_get("appendfsync")["appendfsync"] == variant.fsync
         client.config_resetstat()
-        watch = Profile(redis_server.url) if profile else None
+        watch = Profile(redis_server.url, setting.source) if profile else None
 
         def start() -> list[Timed]:
             first = Timed.start([CRAWLER, "crawl", *crawl_args(setting, server), "--redis",
                                  redis_server.url, "--crawl-id", CRAWL_ID, "--out", str(dirs[0]),
-                                 *own], run_dir / "logs-w0")
+                                 *own], run_dir / "logs-w0", setting.env())
             wait_created(client, first, time.monotonic() + START_TIMEOUT_S)
             return [first] + [Timed.start([CRAWLER, "worker", "--redis", redis_server.url,
                                            "--crawl-id", CRAWL_ID, "--out", str(d), "--quiet", *own],
-                                          run_dir / f"logs-w{k}") for k, d in enumerate(dirs[1:], 1)]
+                                          run_dir / f"logs-w{k}", setting.env())
+                              for k, d in enumerate(dirs[1:], 1)]
         if watch:
             watch.start()
         measure_run(run, server, client, timeout, start)
@@ -478,12 +491,12 @@ def measure_run(run: Run, server: Nginx, client: redis.Redis | None, timeout: fl
                           - run.nginx_cpu_s - run.redis_cpu_s)
 
 
-def merge(run: Run, dirs: list[Path], run_dir: Path) -> Path:
+def merge(run: Run, dirs: list[Path], run_dir: Path, env: dict[str, str]) -> Path:
     """The workers' output as one crawl directory, by `crawler merge`."""
     merged = run_dir / "merged"
     started = time.perf_counter()
     done = subprocess.run([CRAWLER, "merge", "--out", str(merged), *map(str, dirs)],
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=600, env=env, cwd=run_dir)
     run.merge_s = time.perf_counter() - started
     if done.returncode != 0:
         run.exit_ok = False
@@ -754,6 +767,7 @@ def section(result: dict) -> str:
         f"`benchmarks/results/distributed/{result['name']}.json`); columns: benchmarks/README.md.", "",
         f"- {m['date']}; commit `{source['commit']}`"
         + (" (working tree with uncommitted changes)" if source["dirty"] else "")
+        + (" (run from its git archive)" if source.get("source") else "")
         + (" — **the crawler's code changed during the run**" if result.get("code_changed") else "")
         + f"; {m['cpu']}, {m['cores']} cores, Python {m['python']}; {m['nginx']}; {result['redis']}; "
         f"load average at start {' '.join(m['load_average'])}; the whole benchmark "
@@ -825,7 +839,6 @@ def measure(setting: Setting, plan: list[Variant], rounds: int, profile: bool, w
 
 
 def _warm_sites(setting: Setting) -> None:
-    from benchmarks.run import _warm
     for site in setting.sites:
         _warm(site.root)
 
@@ -841,13 +854,13 @@ def _line(r: Run, rounds: int) -> str:
             f"{r.redis_cpu_s:.2f} s" + (" — " + "; ".join(problems) if problems else ""))
 
 
-def code_digest() -> str:
+def code_digest(source: Path) -> str:
     """A digest of the crawler's own code as it is on disk now: other people edit this tree,
     and a run is only one measurement if the code stayed the same throughout."""
     digest = hashlib.blake2b(digest_size=8)
     for package in ("controller", "getpage", "textfilter", "urlfilter", "urllist"):
-        for path in sorted((REPO / package).rglob("*.py")):
-            digest.update(str(path.relative_to(REPO)).encode() + b"\0" + path.read_bytes())
+        for path in sorted((source / package).rglob("*.py")):
+            digest.update(str(path.relative_to(source)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
 
 
@@ -892,6 +905,9 @@ def _rounds(text: str, names: list[str]) -> dict[str, int]:
               help="Interleaved rounds per setting, in the order of --settings (one number: all).")
 @click.option("--crawl-args", default="", help="More options for every `crawler crawl` (the shared "
               "crawl's settings, so every worker's), e.g. '--per-host 8'.")
+@click.option("--ours-commit", default=None,
+              help="Run the crawler as of this commit (exported with git archive under --work), not "
+                   "the working tree, which others may be editing meanwhile.")
 @click.option("--label", default="", help="Names this result's own section in RESULTS.md (and its "
               "file results/distributed-LABEL.md), beside the default run's, e.g. 'per-host 8'.")
 @click.option("--profile/--no-profile", default=True, show_default=True,
@@ -907,7 +923,7 @@ def _rounds(text: str, names: list[str]) -> dict[str, int]:
               help="Seconds allowed per run.")
 @click.option("--keep-output", is_flag=True, help="Keep every run's directory under --work/runs/distributed.")
 def main(names, pages, hosts, host_pages, delay, workers, processes, compare, single_processes,
-         everysec, rounds, crawl_args, label, profile, save, work, results_dir, results_md, timeout,
+         everysec, rounds, crawl_args, ours_commit, label, profile, save, work, results_dir, results_md, timeout,
          keep_output) -> None:
     """Pages/s of N workers sharing one crawl through Redis, against the single-node crawler,
     and what Redis costs per page and per URL.
@@ -922,11 +938,14 @@ def main(names, pages, hosts, host_pages, delay, workers, processes, compare, si
     if unknown:
         raise click.BadParameter(f"unknown setting {unknown[0]!r}; choose from one-host, many-hosts",
                                  param_hint="--settings")
-    settings = {n: replace(makers[n](), options=tuple(shlex.split(crawl_args))) for n in names.split(",")}
+    tree, source = _ours_source(ours_commit, work)
+    tree = tree or REPO
+    settings = {n: replace(makers[n](), options=tuple(shlex.split(crawl_args)), source=tree)
+                for n in names.split(",")}
     plan = variants(_ints(workers), _ints(processes), _ints(compare), _ints(everysec), single_processes)
     rounds = _rounds(rounds, list(settings))
     started, clock, before = datetime.now(timezone.utc), time.perf_counter(), machine()
-    code, source = code_digest(), git_commit(REPO)
+    code = code_digest(tree)
     runs = [r for name, s in settings.items()
             for r in measure(s, plan, rounds[name], profile, work, timeout, keep_output, progress)]
     rows = summarize(runs, settings)
@@ -934,7 +953,7 @@ def main(names, pages, hosts, host_pages, delay, workers, processes, compare, si
     result = {"name": f"distributed-{started:%Y%m%d-%H%M%S}", "label": label, "started": started.isoformat(),
               "argv": shlex.join(sys.argv[1:]), "elapsed_s": time.perf_counter() - clock,
               "machine": before, "redis": redis_version(), "source": source,
-              "code_changed": code != code_digest(),
+              "code_changed": code != code_digest(tree),
               "options": {"plan": [asdict(v) for v in plan], "profile": profile,
                           "crawl_args": crawl_args},
               "settings": [{"name": s.name, "sites": len(s.sites), "pages": s.pages,
