@@ -26,6 +26,10 @@ pytestmark = [
 OTHERS = "# Benchmark results\n\n## compare, before\n\nA table.\n"
 AFTER = "## Polite crawling, later\n\nA third.\n"
 HOSTS, HOST_PAGES, PAGES = 3, 6, 60
+# Wide enough that the first request on a new connection (its connect time
+# counted in the server's gap, not the crawler's) stays inside 0.9 x delay
+# on a loaded machine.
+DELAY = 0.2
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +38,7 @@ def bench(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("distributed")
     (tmp / "RESULTS.md").write_text(f"{OTHERS}\n{SECTION_TITLE}\n\nold numbers\n\n{AFTER}",
                                     encoding="utf-8")
-    args = ["--pages", PAGES, "--hosts", HOSTS, "--host-pages", HOST_PAGES, "--delay", "0.05",
+    args = ["--pages", PAGES, "--hosts", HOSTS, "--host-pages", HOST_PAGES, "--delay", str(DELAY),
             "--workers", "2", "--processes", "0", "--compare-processes", "", "--single-processes", "0",
             "--everysec", "", "--rounds", "1",
             "--work", tmp / "work", "--results-dir", tmp / "results", "--results-md", tmp / "RESULTS.md"]
@@ -58,7 +62,7 @@ def test_every_run_is_checked_measured_and_stored_beside_the_crawl_results(bench
     assert all(r["redis_cpu_s"] > 0 and r["scripts"]["evalsha_calls"] > r["pages"] for r in shared)
     assert all(r["left"]["seen_urls"] >= r["pages"] for r in shared)
     many = [r for r in runs if r["setting"] == "many-hosts"]
-    assert all(r["smallest_gap_s"] >= 0.9 * 0.05 and r["robots"] == HOSTS for r in many)
+    assert all(r["smallest_gap_s"] >= 0.9 * DELAY and r["robots"] == HOSTS for r in many)
     assert not list((tmp / "work" / "runs" / "distributed").iterdir())   # checked runs deleted
 
 
