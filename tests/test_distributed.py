@@ -256,6 +256,7 @@ def test_redis_killed_and_restarted_loses_nothing_acknowledged(clean_logs, tmp_p
         procs = [start(first_worker(roots, redis_server.url, dirs[0], "--delay", "0.2"), tmp_path)]
         wait_created(redis_server.url, procs)
         procs += [start(worker(redis_server.url, dirs[1]), tmp_path)]
+        wait_for(lambda: len(status_of(redis_server.url)["workers"]) == 2, procs)   # both joined
         wait_for(lambda: sum(len(rows_of(d)) for d in dirs if (d / "index.csv").exists()) >= 10,
                  procs)
         redis_server.kill()        # kill -9: only the append-only file survives
