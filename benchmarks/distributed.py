@@ -68,7 +68,7 @@ from benchmarks.peers import index_csv_by_host  # noqa: E402
 from benchmarks.polite import gaps_by_host, span_s  # noqa: E402
 from benchmarks.polite_site import SiteSetSpec, generate  # noqa: E402
 from benchmarks.redis_seen import put_section, redis_version  # noqa: E402
-from benchmarks.report import machine, markdown_table  # noqa: E402
+from benchmarks.report import machine, markdown_table, stored_options  # noqa: E402
 from benchmarks.run import _ours_source, _warm  # noqa: E402
 from benchmarks.site import SiteSpec, ensure  # noqa: E402
 from redisserver import RedisServer  # noqa: E402
@@ -912,13 +912,7 @@ def _rounds(text: str, names: list[str]) -> dict[str, int]:
               "file results/distributed-LABEL.md), beside the default run's, e.g. 'per-host 8'.")
 @click.option("--profile/--no-profile", default=True, show_default=True,
               help="One more run per setting with every Redis command logged.")
-@click.option("--save/--no-save", default=True, show_default=True,
-              help="Store the result and put its section into RESULTS.md.")
-@click.option("--work", type=click.Path(path_type=Path), default=BENCH_DIR / "work", show_default=True)
-@click.option("--results-dir", type=click.Path(path_type=Path), default=BENCH_DIR / "results",
-              show_default=True)
-@click.option("--results-md", type=click.Path(path_type=Path), default=BENCH_DIR / "RESULTS.md",
-              show_default=True)
+@stored_options
 @click.option("--timeout", type=click.FloatRange(min=1), default=600.0, show_default=True,
               help="Seconds allowed per run.")
 @click.option("--keep-output", is_flag=True, help="Keep every run's directory under --work/runs/distributed.")
@@ -962,17 +956,21 @@ def main(names, pages, hosts, host_pages, delay, workers, processes, compare, si
                            for s in settings.values()],
               "summary": rows, "scale": scale(rows, runs, mem), "memory": mem,
               "runs": [run_to_dict(r) for r in runs]}
-    click.echo(throughput_table(rows))
-    click.echo("\n".join(["", *scale_lines(result["scale"]), "", memory_table(mem)]))
-    if save:
-        click.echo(f"stored {store(result, results_dir, results_md)} and its section in {results_md}",
-                   err=True)
-    if result["code_changed"]:
-        click.echo("the crawler's code changed during the run: its numbers mix versions", err=True)
+    _show(result, rows, mem, save and (results_dir, results_md))
     if not all(r.checked for r in runs):
         click.echo("some runs failed their checks (see the every-run table and --work/runs/distributed)",
                    err=True)
         sys.exit(1)
+
+
+def _show(result: dict, rows, mem, store_in) -> None:
+    """The tables on stdout; the result stored when ``store_in`` is (results dir, RESULTS.md)."""
+    click.echo(throughput_table(rows))
+    click.echo("\n".join(["", *scale_lines(result["scale"]), "", memory_table(mem)]))
+    if store_in:
+        click.echo(f"stored {store(result, *store_in)} and its section in {store_in[1]}", err=True)
+    if result["code_changed"]:
+        click.echo("the crawler's code changed during the run: its numbers mix versions", err=True)
 
 
 if __name__ == "__main__":

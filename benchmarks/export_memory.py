@@ -33,7 +33,7 @@ import click
 
 from benchmarks.measure import run_measured
 from benchmarks.nginx import Nginx
-from benchmarks.report import git_commit, machine
+from benchmarks.report import git_commit, machine, stored_options
 from benchmarks.site import SiteSpec, ensure
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -229,13 +229,7 @@ def replace_section(results_md: Path, text: str) -> None:
 @click.option("--sizes", default="5000,50000", show_default=True,
               help="Comma-separated page counts of the crawls to export.")
 @click.option("--rounds", type=click.IntRange(min=1), default=3, show_default=True)
-@click.option("--save/--no-save", default=True, show_default=True,
-              help="Store the result and put its section into RESULTS.md.")
-@click.option("--work", type=click.Path(path_type=Path), default=BENCH_DIR / "work", show_default=True)
-@click.option("--results-dir", type=click.Path(path_type=Path), default=BENCH_DIR / "results",
-              show_default=True)
-@click.option("--results-md", type=click.Path(path_type=Path), default=BENCH_DIR / "RESULTS.md",
-              show_default=True)
+@stored_options
 def main(sizes, rounds, save, work, results_dir, results_md) -> None:
     """Time and peak RSS of `crawler export` (jsonl, parquet, with and without --html)."""
     progress = lambda line: click.echo(line, err=True)

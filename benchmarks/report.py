@@ -18,6 +18,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from statistics import median
 
+import click
+
 from benchmarks.checks import SavedCheck, ServerCount
 from experiments.report import cpu_model, memory_gb   # one machine description for both
 
@@ -321,3 +323,23 @@ def _run(argv: list[str]) -> str:
         return subprocess.run(argv, capture_output=True, text=True, timeout=30).stdout.strip()
     except (OSError, subprocess.TimeoutExpired):
         return ""
+
+
+BENCH_DIR = Path(__file__).resolve().parent
+
+
+def stored_options(func):
+    """--save, --work, --results-dir, --results-md: where a benchmark that
+    stores its results works and writes (benchmarks/export_memory.py,
+    benchmarks/distributed.py)."""
+    for option in reversed([
+        click.option("--save/--no-save", default=True, show_default=True,
+                     help="Store the result and put its section into RESULTS.md."),
+        click.option("--work", type=click.Path(path_type=Path), default=BENCH_DIR / "work",
+                     show_default=True),
+        click.option("--results-dir", type=click.Path(path_type=Path),
+                     default=BENCH_DIR / "results", show_default=True),
+        click.option("--results-md", type=click.Path(path_type=Path),
+                     default=BENCH_DIR / "RESULTS.md", show_default=True)]):
+        func = option(func)
+    return func

@@ -117,6 +117,16 @@ class Crawl:
         self.trace = TraceLog(config.out / "trace.log", append=resume)
         self.journal = QueueJournal(config.out / STATE_DIR / JOURNAL_FILE)
         self.tally = Tally()
+        self._init_loop_state(config)
+        if previous:
+            self._restore_tallies(previous)
+            if self.shared is None:
+                self._restore(previous, replay(self.journal.path))
+        else:
+            save_settings(config)
+
+    def _init_loop_state(self, config: CrawlConfig) -> None:
+        """What the loop keeps while it runs: stops, counts, fetches in flight."""
         self._last_progress = 0.0
         self.stop_reason = ""
         self.parser_failure = ""     # why the parser processes broke, if they did
@@ -137,12 +147,6 @@ class Crawl:
         self._levels_closed = 0
         self._children_before: Counter[int] = Counter()  # queued by a page fetched again after a kill
         self.restored = Restored()     # what earlier runs of a resumed crawl had done
-        if previous:
-            self._restore_tallies(previous)
-            if self.shared is None:
-                self._restore(previous, replay(self.journal.path))
-        else:
-            save_settings(config)
         self._started = 0.0
         self.parsers: DigestPool | None = None
         self._in_flight: dict[Future, tuple[QueuedUrl, Visit | None]] = {}   # fetching or digesting

@@ -346,24 +346,22 @@ while n > 0 and #sets > 0 and not limit_reached() and tries < 4 * n + 16 + #sets
     if k > #sets then k = 1 end
   else
     k = k % #sets + 1       -- round robin over the slots
-  end
-  local at = h and ready_at(h) or 0
-  if not h then
-    -- next set
-  elseif at > now then
-    redis.call('ZADD', ready, at, h)
-  else
-    local q = p .. 'q:' .. level .. ':' .. h
-    local entry = redis.call('LPOP', q)
-    if entry then
-      take_slot(w, h)
-      redis.call('HSET', p .. 'lease:' .. w, string.match(entry, '^(%d+)'), entry)
-      redis.call('HINCRBY', p .. 'state', 'leased', 1)
-      out[#out + 1] = entry
-      n = n - 1
+    local at = ready_at(h)
+    if at > now then
+      redis.call('ZADD', ready, at, h)
+    else
+      local q = p .. 'q:' .. level .. ':' .. h
+      local entry = redis.call('LPOP', q)
+      if entry then
+        take_slot(w, h)
+        redis.call('HSET', p .. 'lease:' .. w, string.match(entry, '^(%d+)'), entry)
+        redis.call('HINCRBY', p .. 'state', 'leased', 1)
+        out[#out + 1] = entry
+        n = n - 1
+      end
+      if redis.call('LLEN', q) == 0 then redis.call('ZREM', ready, h)
+      else redis.call('ZADD', ready, ready_at(h), h) end
     end
-    if redis.call('LLEN', q) == 0 then redis.call('ZREM', ready, h)
-    else redis.call('ZADD', ready, ready_at(h), h) end
   end
 end
 return {out, summary(w)}
@@ -690,7 +688,7 @@ class SharedCrawl:
                  for lvl in (level, level + 1)}
         queued = {lvl: sum(client.llen(p + f"q:{lvl}:{h}") for h in hosts[lvl])
                   for lvl in (level, level + 1)}
-        server_now = _server_ms(client)
+        server_now, lease_ms = _server_ms(client), self.lease_ms()
         workers = []
         for name, deadline in client.zrange(p + "workers", 0, -1, withscores=True):
             name = name.decode()
@@ -699,7 +697,7 @@ class SharedCrawl:
                             "rows_unconfirmed": client.hlen(p + f"rows:{name}"),
                             "slots": client.scard(p + f"owns:{name}"),
                             "pages_per_minute": pages * 60 / (WINDOW_MS / 1000),
-                            "silent_for_seconds": max(0.0, (server_now - (deadline - self.lease_ms())) / 1000)})
+                            "silent_for_seconds": max(0.0, (server_now - (deadline - lease_ms)) / 1000)})
         return {"crawl_id": self.crawl_id, "open_level": level, "flags": flags,
                 "queue_total": state.get("next_id", 0), "processed": state.get("processed", 0),
                 "leased": state.get("leased", 0), "reclaimed": state.get("reclaimed", 0),

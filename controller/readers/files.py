@@ -167,19 +167,21 @@ def read_index_cells(path: Path, notes: list[str], convert=dict) -> tuple[list[s
     if tuple(header[:len(FIRST_COLUMNS)]) != FIRST_COLUMNS:
         raise ReportError(f"{path} is not a crawler index: its header is not "
                           f"{','.join(INDEX_COLUMNS[:4])},... (is this a crawl directory?)")
-    rows, bad = [], 0
-    for cells in body:
+    def row(cells: list[str]):
         try:
-            row = convert(dict(zip(header, cells))) if len(cells) >= len(header) else None
+            return convert(dict(zip(header, cells))) if len(cells) >= len(header) else None
         except ValueError:
-            row = None
-        if row is None:
-            bad += 1
-        else:
-            rows.append(row)
-    if bad:
-        notes.append(f"index.csv: {bad} malformed row(s) left out")
-    return header, rows
+            return None
+    return header, _parsed(body, row, notes, "index.csv: {} malformed row(s) left out")
+
+
+def _parsed(items, parse, notes: list[str], note: str) -> list:
+    """What ``parse`` makes of each item; the items it refuses (None) are
+    counted into ``notes`` with ``note`` (a format with one {})."""
+    kept = [parsed for parsed in map(parse, items) if parsed is not None]
+    if len(kept) < len(items):
+        notes.append(note.format(len(items) - len(kept)))
+    return kept
 
 
 def _page_row(cells: dict[str, str]) -> PageRow:
@@ -197,7 +199,7 @@ def _page_row(cells: dict[str, str]) -> PageRow:
 
 def _saved(html_path: str, duplicate_of: int | None) -> bool:
     """Whether the row's page has an HTML file of its own. A duplicate whose
-    bytes equal its original's names the original's file (controller/crawl.py,
+    bytes equal its original's names the original's file (controller/engine.py,
     _as_duplicate): an HTML page, but nothing was saved for it."""
     return bool(html_path) and (duplicate_of is None or html_path != f"pages/{duplicate_of}.html")
 
@@ -212,18 +214,8 @@ def _read_trace(path: Path, notes: list[str]) -> tuple[TraceEvent, ...]:
     if lines is None:
         notes.append("trace.log is missing: no speed over time and no level flags from it")
         return ()
-    events, bad = [], 0
-    for line in lines:
-        if not line or line.startswith("#"):
-            continue
-        event = _trace_event(line)
-        if event is None:
-            bad += 1
-        else:
-            events.append(event)
-    if bad:
-        notes.append(f"trace.log: {bad} malformed line(s) left out")
-    return tuple(events)
+    lines = [line for line in lines if line and not line.startswith("#")]
+    return tuple(_parsed(lines, _trace_event, notes, "trace.log: {} malformed line(s) left out"))
 
 
 def _trace_event(line: str) -> TraceEvent | None:
