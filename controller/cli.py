@@ -387,6 +387,10 @@ def run_crawl(config: CrawlConfig, expected=None, *, resume=False, overwrite=Fal
                     for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         stats = crawl.run()
+    except _shared_errors(shared) as exc:
+        # Lost Redis for good, or fenced: the rows written so far stay, and
+        # Redis keeps what this worker committed until it runs again.
+        raise click.ClickException(str(exc)) from None
     finally:
         if progress:
             progress.close()
@@ -396,6 +400,14 @@ def run_crawl(config: CrawlConfig, expected=None, *, resume=False, overwrite=Fal
     for line in summary_lines(stats, config.out):
         click.echo(line)
     return stats
+
+
+def _shared_errors(shared) -> tuple[type[Exception], ...]:
+    """What ends a shared crawl's worker with one line: () for a crawl of one."""
+    if shared is None:
+        return ()
+    from urllist.redisqueue import RedisStateError
+    return (RedisStateError,)
 
 
 def _stopper(crawl: Crawl, progress: Progress | None):

@@ -109,7 +109,7 @@ class Crawl:
         self.fetcher = fetcher or wiring.fetcher(config, self._gate, self._redirect_check,
                                                  self.shared)
         self._scheduled = isinstance(self.fetcher, Fetcher)
-        self.frontier = wiring.frontier(config, self._gate, self.shared)
+        self.frontier = wiring.frontier(config, self._gate, self.shared, self.store.sync)
         self.digester = wiring.digester(config, self.rules)
         self.contents = wiring.content_seen(config)
         self.in_links: Counter[str] = Counter()   # link target -> pages linking to it

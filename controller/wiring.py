@@ -64,10 +64,10 @@ def fetcher(config: CrawlConfig, gate: PolitenessGate,
                    robots_store=store)
 
 
-def frontier(config: CrawlConfig, gate: PolitenessGate, shared=None):
+def frontier(config: CrawlConfig, gate: PolitenessGate, shared=None, sync_rows=None):
     if shared is not None:
         from urllist.redisqueue import RedisFrontier
-        return RedisFrontier(shared.crawl, shared.worker, gate, config.workers)
+        return RedisFrontier(shared.crawl, gate, config.workers, sync_rows)
     return HostFrontier(host_key, gate, max_ahead=AHEAD_PER_WORKER * config.workers)
 
 

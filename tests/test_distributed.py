@@ -225,14 +225,20 @@ def test_a_killed_worker_loses_nothing_and_only_what_it_held_is_fetched_again(
     print(f"held at the kill: {len(held)}, fetched again: {len(twice)}")
 
 
+def two_workers(roots, redis_url, dirs, *, lease: int, name: str, rows: int):
+    """The first worker, and a second one called ``name`` once it has written ``rows`` rows."""
+    procs = [start(first_worker(roots, redis_url, dirs[0], "--lease-seconds", str(lease),
+                                "--delay", "0.2"), dirs[0].parent)]
+    wait_created(redis_url, procs)
+    second = start(worker(redis_url, dirs[1], "--worker-id", name), dirs[0].parent)
+    wait_rows(dirs[1], rows, procs + [second])
+    return procs, second
+
+
 def test_an_expired_lease_goes_to_the_other_workers(clean_logs, tmp_path, redis_server):
     roots, logs = clean_logs
     dirs = [tmp_path / f"w{k}" for k in range(2)]
-    procs = [start(first_worker(roots, redis_server.url, dirs[0], "--lease-seconds", "1",
-                                "--delay", "0.2"), tmp_path)]
-    wait_created(redis_server.url, procs)
-    victim = start(worker(redis_server.url, dirs[1], "--worker-id", "victim"), tmp_path)
-    wait_rows(dirs[1], 5, procs + [victim])
+    procs, victim = two_workers(roots, redis_server.url, dirs, lease=2, name="victim", rows=5)
     victim.send_signal(signal.SIGKILL)
     victim.communicate()
     finish(procs)   # the other worker took its URLs when the lease ran out
@@ -247,6 +253,27 @@ def test_an_expired_lease_goes_to_the_other_workers(clean_logs, tmp_path, redis_
     rows = union_rows(dirs)
     assert {r["url"]: int(r["level"]) for r in rows} == truth(roots)
     print(f"rows the victim wrote when it came back: {len(missing)}")
+
+
+def test_a_worker_stopped_past_its_lease_is_fenced_and_says_so(clean_logs, tmp_path,
+                                                               redis_server):
+    """Alive but silent past its lease (SIGSTOP): the others take its URLs;
+    when it runs on, nothing it sends counts, and it stops with one line."""
+    roots, logs = clean_logs
+    dirs = [tmp_path / f"w{k}" for k in range(2)]
+    procs, slow = two_workers(roots, redis_server.url, dirs, lease=3, name="slow", rows=3)
+    slow.send_signal(signal.SIGSTOP)
+    wait_for(lambda: "slow" not in {w["worker"] for w in status_of(redis_server.url)["workers"]},
+             procs)
+    slow.send_signal(signal.SIGCONT)
+    _, err = slow.communicate(timeout=60)
+    assert slow.returncode == 1
+    assert len(err.strip().splitlines()) == 1 and "slow was taken for dead" in err, err
+    finish(procs)
+    finish([start(worker(redis_server.url, dirs[1], "--worker-id", "slow"), tmp_path)])
+    rows = union_rows(dirs)
+    assert {r["url"]: int(r["level"]) for r in rows} == truth(roots)
+    assert min(min(g) for g in gaps_per_host(logs)) >= SERVER_SIDE * 0.2
 
 
 def test_redis_killed_and_restarted_loses_nothing_acknowledged(clean_logs, tmp_path):

@@ -19,20 +19,30 @@ Keys (``p`` = the prefix):
                  are found with one ZRANGEBYSCORE, never a scan
   p lease:W      id -> queue entry of every URL worker W holds
   p slots:W      HOST -> request slots W holds (given back if W dies)
-  p lseen:ID     fingerprints of redirect targets marked seen by ID's lease
+  p lseen:ID     redirect targets marked seen by ID's lease: fingerprint ->
+                 "answer\thost\tpath" (what a retry is told; the trap
+                 counts to undo if the lease is reclaimed)
+  p epoch        worker id -> its epoch, raised when it is reclaimed or joins:
+                 a call carrying an older one is refused (FENCED)
+  p gateop:W     W's last politeness call (seq, answer): a retry is told the same
   p rows:W       id -> the index row W committed and has not confirmed written
   p seen:B       the URL-seen set: 64-bit fingerprints of normalized URLs as
                  integers, in SEEN_BUCKETS sets (B = the low 16 bits), so
                  that Redis keeps each in its compact intset encoding
   p content      content MD5 -> id of the first page with that text
+  p robots       origin -> its robots.txt answer, loaded once for every worker
+  p robots-claim:ORIGIN   the worker loading it (others wait while it lives)
   p trap:host, p trap:path   the trap limits' counters
 
 Exact levels: URLs are leased only from the open level's queues; the open
 level closes when every URL of it is acknowledged (requeues and reclaimed
 leases included), by the same rule as urllist.hosts.HostFrontier's flags.
 A URL leased by a worker whose deadline passes goes back to the head of its
-host's queue, its redirect marks leave the seen-set, and a late
-acknowledgement of it is refused.
+host's queue, its redirect marks leave the seen-set and the trap counts, and
+the worker is fenced: anything it sends later (an acknowledgement, a
+request slot given back, a lease renewal) is refused, because what it held
+is another worker's now (a worker that was only slow, not dead, learns so
+and stops: WorkerFenced).
 """
 from __future__ import annotations
 
@@ -54,11 +64,17 @@ INF_MS = 10 ** 15          # "not until a slot is given back"
 LEASE_SECONDS = 60.0       # a worker silent this long has died: its URLs go to others
 POLL_SECONDS = 0.05        # how soon to ask again while other workers hold the open level
 RECONNECT_SECONDS = 120.0  # how long a worker waits for Redis to come back
+CONFIRM_SECONDS = 1.0      # rows confirmed written (one fsync) at most this often
 
 
 class RedisStateError(Exception):
     """Redis cannot hold this crawl (unreachable, evicting, no persistence,
     no such crawl): the one-line reason and what to do."""
+
+
+class WorkerFenced(RedisStateError):
+    """This worker was taken for dead (or another process joined under its
+    id): what it held belongs to other workers now, so it must stop."""
 
 
 # The seen-set's layout, chosen by benchmarks/redis_seen.py (benchmarks/RESULTS.md):
@@ -129,6 +145,19 @@ end
 
 local function open_level()
   return redis.call('LLEN', p .. 'flags') - 1
+end
+
+-- A worker taken for dead whose calls come after all may change nothing:
+-- what it held is another's now. Its epoch went up when it was reclaimed
+-- (or when a process joined under its id); every call carries the epoch
+-- its process joined with.
+local function fenced(w, epoch)
+  return (redis.call('HGET', p .. 'epoch', w) or '0') ~= epoch
+end
+
+local function count_trap(h, path, by)
+  if path ~= '' and QUERY_CAP > 0 then redis.call('HINCRBY', p .. 'trap:path', path, by) end
+  if HOST_CAP > 0 then redis.call('HINCRBY', p .. 'trap:host', h, by) end
 end
 SLOT_FUNCTION
 -- The ready sets worker w leases from: the one shared set, or those of the
@@ -214,9 +243,12 @@ local function release_worker(w)
   for i = 1, #leases, 2 do
     requeue(leases[i + 1])
     local marks = p .. 'lseen:' .. leases[i]
-    for _, fp in ipairs(redis.call('SMEMBERS', marks)) do
-      local key, member = seen_key(fp)
+    local m = redis.call('HGETALL', marks)
+    for j = 1, #m, 2 do
+      local key, member = seen_key(m[j])
       redis.call('SREM', key, member)
+      local f = split(m[j + 1])   -- answer, host, path
+      if f[1] == '1' then count_trap(f[2], f[3], -1) end
     end
     redis.call('DEL', marks)
   end
@@ -261,6 +293,7 @@ local function reclaim_expired()
   for _, w in ipairs(redis.call('ZRANGEBYSCORE', p .. 'workers', '-inf', now, 'LIMIT', 0, 8)) do
     release_worker(w)
     redis.call('ZREM', p .. 'workers', w)
+    redis.call('HINCRBY', p .. 'epoch', w, 1)
   end
 end
 
@@ -317,15 +350,17 @@ local function summary(w)
 end
 """.replace("WINDOW_MS", str(WINDOW_MS)).replace("SLOT_FUNCTION", _SLOT_FUNCTION)
 
-# ARGV: worker, n, its fetch threads, then ids whose rows the worker has
-# written (forget them). A worker holds at most what it finishes in
+# ARGV: worker, epoch, n, its fetch threads, then ids whose rows the worker
+# has written (forget them). A worker holds at most what it finishes in
 # HOLD_MS at its own recent speed (its weight), and never less than its
 # threads until it has a speed: a slow or failing node holds few URLs, so
 # few wait on it at a level's end and few are fetched again if it dies.
 _LEASE = _PRELUDE + r"""
-local w, n, threads = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local w, epoch = ARGV[1], ARGV[2]
+if fenced(w, epoch) then return redis.error_reply('FENCED') end
+local n, threads = tonumber(ARGV[3]), tonumber(ARGV[4])
 redis.call('ZADD', p .. 'workers', now + LEASE, w)
-for i = 4, #ARGV do redis.call('HDEL', p .. 'rows:' .. w, ARGV[i]) end
+for i = 5, #ARGV do redis.call('HDEL', p .. 'rows:' .. w, ARGV[i]) end
 reclaim_expired()
 rebalance(w)
 local speed = weight(w)
@@ -367,10 +402,12 @@ end
 return {out, summary(w)}
 """
 
-# ARGV: worker, id, content md5 ('' = none), expand (1/0), row, then
+# ARGV: worker, epoch, id, content md5 ('' = none), expand (1/0), row, then
 # (fingerprint, host, path-if-query, url) per link.
 _ACK = _PRELUDE + r"""
-local w, id, md5, expand, row = ARGV[1], ARGV[2], ARGV[3], ARGV[4] == '1', ARGV[5]
+local w, epoch = ARGV[1], ARGV[2]
+if fenced(w, epoch) then return redis.error_reply('FENCED') end
+local id, md5, expand, row = ARGV[3], ARGV[4], ARGV[5] == '1', ARGV[6]
 local entry = redis.call('HGET', p .. 'lease:' .. w, id)
 if not entry then
   local done = redis.call('HGET', p .. 'rows:' .. w, id)
@@ -390,7 +427,7 @@ if md5 ~= '' then
 end
 local new, seen, host_full, query_full, beyond = {}, 0, 0, 0, 0
 if original < 0 then
-  for i = 6, #ARGV, 4 do
+  for i = 7, #ARGV, 4 do
     local fp, h, path, url = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
     if seen_add(fp) == 0 then
       seen = seen + 1
@@ -402,8 +439,7 @@ if original < 0 then
         and tonumber(redis.call('HGET', p .. 'trap:path', path) or '0') >= QUERY_CAP then
       query_full = query_full + 1
     else
-      if path ~= '' and QUERY_CAP > 0 then redis.call('HINCRBY', p .. 'trap:path', path, 1) end
-      if HOST_CAP > 0 then redis.call('HINCRBY', p .. 'trap:host', h, 1) end
+      count_trap(h, path, 1)
       local nid = redis.call('HINCRBY', p .. 'state', 'next_id', 1) - 1
       local q = p .. 'q:' .. (level + 1) .. ':' .. h
       redis.call('RPUSH', q, nid .. '\t' .. (level + 1) .. '\t' .. id .. '\t' .. h .. '\t' .. url)
@@ -421,27 +457,41 @@ close_levels()
 return {original, new, {seen, host_full, query_full, beyond}, summary(w), #new / 2}
 """
 
-# ARGV: worker, id, fingerprint, host, path-if-query. 1: new (marked, and
-# owned by the lease), 0: seen before, 2: a trap limit is full, -1: no lease.
+# ARGV: worker, epoch, id, fingerprint, host, path-if-query. 1: new (marked,
+# and owned by the lease), 0: seen before, 2: a trap limit is full, -1: no
+# lease. A retry (its first reply lost) gets the first answer.
 _MARK = _PRELUDE + r"""
-local w, id, fp, h, path = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local w, epoch = ARGV[1], ARGV[2]
+if fenced(w, epoch) then return redis.error_reply('FENCED') end
+local id, fp, h, path = ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 if redis.call('HEXISTS', p .. 'lease:' .. w, id) == 0 then return -1 end
-if redis.call('SISMEMBER', p .. 'lseen:' .. id, fp) == 1 then return 1 end   -- a retry
+local marks = p .. 'lseen:' .. id
+local before = redis.call('HGET', marks, fp)
+if before then return tonumber(split(before)[1]) end
 if seen_add(fp) == 0 then return 0 end
-redis.call('SADD', p .. 'lseen:' .. id, fp)
-if HOST_CAP > 0 and tonumber(redis.call('HGET', p .. 'trap:host', h) or '0') >= HOST_CAP then return 2 end
-if path ~= '' and QUERY_CAP > 0 then
-  if tonumber(redis.call('HGET', p .. 'trap:path', path) or '0') >= QUERY_CAP then return 2 end
-  redis.call('HINCRBY', p .. 'trap:path', path, 1)
+local answer = 1
+if HOST_CAP > 0 and tonumber(redis.call('HGET', p .. 'trap:host', h) or '0') >= HOST_CAP then
+  answer = 2
+elseif path ~= '' and QUERY_CAP > 0
+    and tonumber(redis.call('HGET', p .. 'trap:path', path) or '0') >= QUERY_CAP then
+  answer = 2
+else
+  count_trap(h, path, 1)
 end
-if HOST_CAP > 0 then redis.call('HINCRBY', p .. 'trap:host', h, 1) end
-return 1
+redis.call('HSET', marks, fp, answer .. '\t' .. h .. '\t' .. path)
+return answer
 """
 
-# ARGV: op, worker, host, milliseconds. The politeness gate's operations.
+# ARGV: op, worker, epoch, seq, host, milliseconds. The politeness gate's
+# operations; seq numbers a worker's calls (one at a time), so a retry after
+# a lost reply is told the first answer instead of taking or giving a slot twice.
 _GATE = _PRELUDE + r"""
-local op, w, h, ms = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4] or '0')
+local op, w, epoch, seq, h, ms = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6] or '0')
+if fenced(w, epoch) then return redis.error_reply('FENCED') end
+local last = redis.call('HMGET', p .. 'gateop:' .. w, 'seq', 'answer')
+if last[1] == seq then return tonumber(last[2]) end
 local key = p .. 'h:' .. h
+local function answer()
 if op == 'start' then
   local at = ready_at(h)
   if at > now then return at - now end
@@ -463,24 +513,32 @@ elseif op == 'ready' then
   return math.max(ready_at(h) - now, 0)
 end
 return 0
+end
+local result = answer()
+redis.call('HSET', p .. 'gateop:' .. w, 'seq', seq, 'answer', result)
+return result
 """
 
 # ARGV: worker. A (re)starting worker gives back what it held, at once,
-# and gets the rows it committed but may not have written.
+# gets the rows it committed but may not have written, and a new epoch (any
+# other process still running under this id is fenced from now on).
 _JOIN = _PRELUDE + r"""
 local w = ARGV[1]
 local freed = release_worker(w)
 redis.call('ZADD', p .. 'workers', now + LEASE, w)
-return {freed, redis.call('HGETALL', p .. 'rows:' .. w)}
+redis.call('DEL', p .. 'gateop:' .. w)
+local epoch = redis.call('HINCRBY', p .. 'epoch', w, 1)
+return {freed, redis.call('HGETALL', p .. 'rows:' .. w), epoch}
 """
 
-# ARGV: worker, then (id) per URL it knows it holds, '--', then (host,
-# count) per slot it knows it holds. After a reply was lost (Redis went
+# ARGV: worker, epoch, then (id) per URL it knows it holds, '--', then
+# (host, count) per slot it knows it holds. After a reply was lost (Redis went
 # away mid-call), whatever Redis gave the worker that the worker never
 # heard of goes back.
 _RESYNC = _PRELUDE + r"""
-local w = ARGV[1]
-local known, i = {}, 2
+local w, epoch = ARGV[1], ARGV[2]
+if fenced(w, epoch) then return redis.error_reply('FENCED') end
+local known, i = {}, 3
 while ARGV[i] ~= '--' do known[ARGV[i]] = true; i = i + 1 end
 local freed = 0
 local leases = redis.call('HGETALL', p .. 'lease:' .. w)
@@ -507,12 +565,30 @@ end
 return freed
 """
 
-# ARGV: worker. A worker leaving: what it holds goes back.
+# ARGV: worker, epoch. A worker leaving: what it holds goes back.
 _LEAVE = _PRELUDE + r"""
-local freed = release_worker(ARGV[1])
-redis.call('ZREM', p .. 'workers', ARGV[1])
-redis.call('DEL', p .. 'rows:' .. ARGV[1])   -- it wrote them all before leaving
+local w, epoch = ARGV[1], ARGV[2]
+if fenced(w, epoch) then return redis.error_reply('FENCED') end
+local freed = release_worker(w)
+redis.call('ZREM', p .. 'workers', w)
+redis.call('DEL', p .. 'rows:' .. w, p .. 'gateop:' .. w)   -- it wrote (and synced) every row
 return freed
+"""
+
+# ARGV: worker, origin. robots.txt's load for an origin belongs to one
+# worker while that worker lives (its lease deadline not past): no guess of
+# how long a slow load may take, and a dead loader's claim passes on.
+_CLAIM = r"""
+local p, w, origin = KEYS[1], ARGV[1], ARGV[2]
+local key = p .. 'robots-claim:' .. origin
+local holder = redis.call('GET', key)
+if holder and holder ~= w then
+  local t = redis.call('TIME')
+  local deadline = redis.call('ZSCORE', p .. 'workers', holder)
+  if deadline and tonumber(deadline) >= tonumber(t[1]) * 1000 then return 0 end
+end
+redis.call('SET', key, w)
+return 1
 """
 
 # ARGV: settings JSON, delay ms, per_host, max_pages, lease ms, host cap,
@@ -626,7 +702,8 @@ class SharedCrawl:
         self.prefix = f"crawl:{{{crawl_id}}}:"
         self._scripts = {name: client.register_script(code) for name, code in (
             ("lease", _LEASE), ("ack", _ACK), ("mark", _MARK), ("gate", _GATE),
-            ("join", _JOIN), ("leave", _LEAVE), ("create", _CREATE), ("resync", _RESYNC))}
+            ("join", _JOIN), ("leave", _LEAVE), ("create", _CREATE), ("resync", _RESYNC),
+            ("claim", _CLAIM))}
         self.lost_replies = 0   # calls retried after Redis went away: state to check again
 
     def run(self, name: str, *args):
@@ -722,6 +799,37 @@ def _server_ms(client: redis.Redis) -> int:
     return seconds * 1000 + micros // 1000
 
 
+class Member:
+    """One worker process's seat in a shared crawl: its id and the epoch it
+    joined with, sent with every call, so that once the worker has been
+    taken for dead nothing it sends changes the crawl."""
+
+    def __init__(self, shared: SharedCrawl, worker: str) -> None:
+        self.shared = shared
+        self.worker = worker
+        self.epoch = -1   # not joined: every call is refused
+
+    def run(self, name: str, *args):
+        """A script of this worker's: (worker, epoch, *args)."""
+        return self._fenced_as(lambda: self.shared.run(name, self.worker, self.epoch, *args))
+
+    def gate(self, op: str, seq: int, host: str, ms: int):
+        return self._fenced_as(lambda: self.shared.run("gate", op, self.worker, self.epoch,
+                                                       seq, host, ms))
+
+    def _fenced_as(self, call):
+        try:
+            return call()
+        except redis.exceptions.ResponseError as exc:
+            if not str(exc).startswith("FENCED"):
+                raise
+            raise WorkerFenced(
+                f"worker {self.worker} was taken for dead (silent for longer than the lease, "
+                f"{self.shared.lease_ms() / 1000:g} s, or another process joined as "
+                f"{self.worker}): the URLs it held went to other workers; its rows are kept, "
+                f"run it again (same --out) to rejoin") from None
+
+
 class RedisGate:
     """The politeness gate (getpage.PolitenessGate's interface) on Redis:
     every worker's requests to a host share one in-flight count and one
@@ -730,11 +838,12 @@ class RedisGate:
 
     def __init__(self, shared: SharedCrawl, worker: str, cancelled: type[Exception]) -> None:
         self._shared = shared
-        self._worker = worker
+        self.member = Member(shared, worker)
         self._cancelled = threading.Event()
         self._error = cancelled      # what a cancelled wait raises (getpage's Cancelled)
         self._lock = threading.RLock()   # ops and resync: the held counts match Redis's
         self.held: Counter[str] = Counter()   # host -> slots this worker holds
+        self._seq = 0   # numbers this worker's gate calls, made one at a time (the lock)
         self._per_host_cached: int | None = None
 
     def clock(self) -> float:
@@ -742,7 +851,8 @@ class RedisGate:
 
     def _op(self, op: str, host: str, seconds: float = 0.0) -> int:
         with self._lock:
-            answer = int(self._shared.run("gate", op, self._worker, host, round(seconds * 1000)))
+            self._seq += 1
+            answer = int(self.member.gate(op, self._seq, host, round(seconds * 1000)))
             if op == "start" and answer == 0:
                 self.held[host] += 1
             elif op == "release" and answer == 1:
@@ -813,9 +923,8 @@ class RobotsStore:
     """robots.txt answers shared by every worker: fetched once per origin
     for the whole crawl (getpage.Fetcher's robots_store)."""
 
-    CLAIM_SECONDS = 30.0   # a claiming worker that died: another may load it after this
-
     def __init__(self, shared: SharedCrawl, worker: str) -> None:
+        self._shared = shared
         self._client = shared.client
         self._call = shared.call
         self._key = shared.prefix + "robots"
@@ -827,11 +936,8 @@ class RobotsStore:
         return None if raw is None else json.loads(raw)
 
     def claim(self, origin: str) -> bool:
-        key = self._claims + origin
-        if self._call(lambda: self._client.set(key, self._worker, nx=True,
-                                               px=round(self.CLAIM_SECONDS * 1000))):
-            return True
-        return (self._call(lambda: self._client.get(key)) or b"").decode() == self._worker
+        """True: this worker loads it (others wait while it lives)."""
+        return bool(self._shared.run("claim", self._worker, origin))
 
     def put(self, origin: str, record: dict) -> None:
         self._call(lambda: self._client.hset(self._key, origin, json.dumps(record)))
@@ -848,10 +954,13 @@ class RedisFrontier:
     redirect to another host) stays leased and waits here for its host.
     """
 
-    def __init__(self, shared: SharedCrawl, worker: str, gate: RedisGate, threads: int = 8) -> None:
+    def __init__(self, shared: SharedCrawl, gate: RedisGate, threads: int = 8,
+                 sync_rows=lambda: None) -> None:
         self.threads = threads
+        self._sync_rows = sync_rows   # makes the rows written so far durable (fsync)
+        self._confirmed_at = 0.0
         self._shared = shared
-        self._worker = worker
+        self._member = gate.member
         self._gate = gate
         self._summary: Summary | None = None
         self._waiting: list[tuple[float, str, QueuedUrl]] = []   # (local time, host, item)
@@ -866,7 +975,7 @@ class RedisFrontier:
     def join(self) -> tuple[int, dict[int, tuple[int, int | None, str]]]:
         """(URLs this worker held before, given back now; its committed rows
         that may not be written: id -> (new links, duplicate_of, row JSON))."""
-        freed, rows = self._shared.run("join", self._worker)
+        freed, rows, self._member.epoch = self._shared.run("join", self._member.worker)
         found = {}
         for key, value in zip(rows[::2], rows[1::2]):
             new, original, row = value.decode("utf-8").split("\t", 2)
@@ -879,22 +988,23 @@ class RedisFrontier:
         self._beat.set()
         if self._heart.is_alive():
             self._heart.join()   # its last renewal must not come after the leave
-        self._shared.run("leave", self._worker)
+        self._sync_rows()   # Redis drops the rows it kept for us
+        self._member.run("leave")
 
     def _heartbeat(self) -> None:
         while not self._beat.wait(max(self._shared.lease_ms() / 4000, 0.25)):
             try:
                 self._refresh(0)
             except (redis.exceptions.RedisError, RedisStateError):
-                pass   # the loop's own calls report it
+                pass   # the loop's own calls report it (fenced: stop beating)
 
     def _refresh(self, n: int) -> list[QueuedUrl]:
         """Lease up to n URLs (n = 0: only the heartbeat and the summary)."""
         with self._gate.locked():
             if self._shared.lost_replies != self._lost_seen:
                 self._resync()
-            written, self._written = self._written, []
-            entries, summary = self._shared.run("lease", self._worker, n, self.threads, *written)
+            written = self._confirmable()
+            entries, summary = self._member.run("lease", n, self.threads, *written)
             self._summary = Summary.of(summary)
             self._asked_at = time.monotonic()
             items = []
@@ -905,12 +1015,22 @@ class RedisFrontier:
                 items.append(item)
             return items
 
+    def _confirmable(self) -> list[int]:
+        """Ids whose rows Redis may forget: written, and on disk for good
+        (one fsync a second at most, not one a row)."""
+        if not self._written or time.monotonic() - self._confirmed_at < CONFIRM_SECONDS:
+            return []
+        self._sync_rows()
+        self._confirmed_at = time.monotonic()
+        written, self._written = self._written, []
+        return written
+
     def _resync(self) -> None:
         """After a lost reply: give back what Redis holds for us that we never heard of."""
         self._lost_seen = self._shared.lost_replies
         slots = [value for host, count in self._gate.held.items() if count > 0
                  for value in (host, count)]
-        self._shared.run("resync", self._worker, *sorted(self._held_ids), "--", *slots)
+        self._member.run("resync", *sorted(self._held_ids), "--", *slots)
 
     # -- the Frontier protocol ------------------------------------------------
     def pop(self, n: int, now: float) -> list[QueuedUrl]:
@@ -988,10 +1108,10 @@ class RedisFrontier:
                expand: bool, row: dict) -> Commit:
         """Acknowledge item: its content verdict, its links ((url, host,
         path if it has a query)) queued if new, its row kept until written."""
-        args = [self._worker, item.id, content_md5 or "", int(expand), json.dumps(row)]
+        args = [item.id, content_md5 or "", int(expand), json.dumps(row)]
         for url, host, path in links:
             args += [fingerprint(url), host, path, url]
-        reply = self._shared.run("ack", *args)
+        reply = self._member.run("ack", *args)
         if int(reply[0]) == -1 and len(reply) == 1:
             self._held_ids.discard(item.id)
             return Commit(False)
@@ -1007,7 +1127,7 @@ class RedisFrontier:
                        "depth": beyond})
 
     def mark_seen(self, item_id: int, url: str, host: str, path: str) -> int:
-        return int(self._shared.run("mark", self._worker, item_id, fingerprint(url), host, path))
+        return int(self._member.run("mark", item_id, fingerprint(url), host, path))
 
     def written(self, item_id: int) -> None:
         """The row of item_id is in this worker's index.csv: Redis may forget it."""

@@ -1,0 +1,148 @@
+"""The shared crawl's leases in a real redis-server, one script call at a
+time (no HTTP: host keys are only names here): a worker taken for dead
+changes nothing afterwards, a retried call after a lost reply is answered
+as the first one was, and a reclaimed lease takes back what its redirect
+marks counted."""
+import pytest
+
+from getpage.politeness import Cancelled
+from urllist.redisqueue import (RedisFrontier, RedisGate, SharedCrawl, WorkerFenced, connect,
+                                fingerprint)
+
+A, B = "127.0.0.1:8001", "127.0.0.1:8002"   # two hosts' keys
+
+
+def crawl_of(redis_server, *, per_host=1, host_cap=0, seeds=((A, "/1"), (B, "/1"))):
+    shared = SharedCrawl(connect(redis_server.url), "leases")
+    assert shared.create({}, [(f"http://{h}{path}", h) for h, path in seeds], delay=0,
+                         per_host=per_host, max_pages=0, host_cap=host_cap, query_cap=0)
+    return shared
+
+
+def joined(shared, worker):
+    gate = RedisGate(shared, worker, Cancelled)
+    frontier = RedisFrontier(shared, gate, threads=4)
+    frontier.join()
+    frontier._beat.set()     # no renewals in the background: the test says who falls silent
+    frontier._heart.join()
+    return gate, frontier
+
+
+def fl(shared, host):
+    """The host's requests in flight, as every worker's gate sees it."""
+    return int(shared.client.hget(shared.prefix + f"h:{host}", "fl") or 0)
+
+
+def taken_for_dead(shared, worker):
+    """As if the worker's renewals had stopped long ago: its deadline is past."""
+    shared.client.zadd(shared.prefix + "workers", {worker: 0})
+
+
+def test_a_worker_taken_for_dead_changes_nothing_afterwards(redis_server):
+    shared = crawl_of(redis_server)
+    gate_w, slow = joined(shared, "slow")
+    held = slow.pop(2, gate_w.clock())
+    assert sorted(i.url for i in held) == [f"http://{A}/1", f"http://{B}/1"]
+    assert slow.mark_seen(held[0].id, f"http://{A}/moved", A, "") == 1
+    taken_for_dead(shared, "slow")
+    gate_o, other = joined(shared, "other")
+    again = other.pop(2, gate_o.clock())   # its lease call reclaims the slow worker's
+    assert sorted(i.id for i in again) == sorted(i.id for i in held)
+    assert (fl(shared, A), fl(shared, B)) == (1, 1)   # the other worker's slots now
+
+    for late in (lambda: gate_w.release(A),
+                 lambda: slow.commit(held[0], "", [(f"http://{A}/2", A, "")], True, {}),
+                 lambda: slow.mark_seen(held[1].id, f"http://{B}/moved", B, ""),
+                 lambda: slow.pop(1, gate_w.clock()),
+                 slow.leave):
+        with pytest.raises(WorkerFenced, match="taken for dead"):
+            late()
+    assert (fl(shared, A), fl(shared, B)) == (1, 1)   # its release did not free the other's slot
+    status = shared.status()
+    assert (status["processed"], status["queue_total"], status["leased"]) == (0, 2, 2)
+    assert [w["worker"] for w in status["workers"]] == ["other"]
+    # The slow worker's redirect mark left with its lease: the target is new again.
+    assert other.mark_seen(held[0].id, f"http://{A}/moved", A, "") == 1
+    assert other.commit(again[0], "", [], True, {}).accepted
+
+
+def test_a_process_joining_under_a_running_workers_id_fences_the_first(redis_server):
+    shared = crawl_of(redis_server)
+    gate_1, first = joined(shared, "same-id")
+    first.pop(1, gate_1.clock())
+    gate_2, second = joined(shared, "same-id")   # what it held went back at once
+    assert len(second.pop(2, gate_2.clock())) == 2
+    with pytest.raises(WorkerFenced):
+        first.pop(1, gate_1.clock())
+
+
+def test_a_retried_gate_call_takes_or_gives_one_slot(redis_server):
+    shared = crawl_of(redis_server, per_host=2, seeds=((A, "/1"), (A, "/2")))
+    gate, frontier = joined(shared, "w")
+    frontier.pop(2, gate.clock())
+    assert fl(shared, A) == 2
+    member = gate.member
+    # The same call sent twice is what SharedCrawl.call does when the reply was lost.
+    assert [member.gate("release", 1000, A, 0) for _ in range(2)] == [1, 1]
+    assert fl(shared, A) == 1
+    assert [member.gate("start", 1001, A, 0) for _ in range(2)] == [0, 0]
+    assert fl(shared, A) == 2
+    assert member.gate("release", 1002, A, 0) == 1 and fl(shared, A) == 1
+
+
+def trap_count(shared, host):
+    return int(shared.client.hget(shared.prefix + "trap:host", host) or 0)
+
+
+def test_redirect_marks_answer_retries_alike_and_a_reclaim_takes_their_counts_back(redis_server):
+    shared = crawl_of(redis_server, host_cap=2, seeds=((A, "/1"),))
+    gate, slow = joined(shared, "slow")
+    (item,) = slow.pop(1, gate.clock())
+    first, second = f"http://{B}/x", f"http://{B}/y"
+    answers = [slow.mark_seen(item.id, url, B, "") for url in (first, second, second, first)]
+    assert answers == [1, 1, 1, 1] and trap_count(shared, B) == 2
+    third = f"http://{B}/z"
+    assert [slow.mark_seen(item.id, third, B, "") for _ in range(2)] == [2, 2]   # B is full
+    assert trap_count(shared, B) == 2
+    taken_for_dead(shared, "slow")
+    gate_o, other = joined(shared, "other")
+    (again,) = other.pop(1, gate_o.clock())
+    assert again.id == item.id
+    assert trap_count(shared, B) == 0   # as if the slow worker's fetch had never happened
+    for url in (first, second, third):
+        seen_key, member = fingerprint(url).split(":")
+        assert not shared.client.sismember(shared.prefix + f"seen:{seen_key}", member)
+    assert [other.mark_seen(again.id, url, B, "") for url in (first, second, third)] == [1, 1, 2]
+
+
+def test_robots_is_loaded_by_one_worker_while_it_lives(redis_server):
+    from urllist.redisqueue import RobotsStore
+    shared = crawl_of(redis_server)
+    joined(shared, "loader")
+    joined(shared, "waiter")
+    loader, waiter = RobotsStore(shared, "loader"), RobotsStore(shared, "waiter")
+    origin = f"http://{A}"
+    assert loader.claim(origin) and loader.claim(origin)
+    assert not waiter.claim(origin)   # however long the load takes, while the loader lives
+    taken_for_dead(shared, "loader")
+    assert waiter.claim(origin) and not loader.claim(origin)
+    waiter.put(origin, {"status": 404})
+    assert loader.get(origin) == {"status": 404}
+
+
+def test_redis_forgets_a_committed_row_only_after_the_worker_synced_it(redis_server):
+    shared = crawl_of(redis_server, seeds=((A, "/1"),))
+    rows_key = shared.prefix + "rows:w"
+    kept_at_sync = []
+    gate = RedisGate(shared, "w", Cancelled)
+    frontier = RedisFrontier(shared, gate, threads=4,
+                             sync_rows=lambda: kept_at_sync.append(shared.client.hkeys(rows_key)))
+    frontier.join()
+    (item,) = frontier.pop(1, gate.clock())
+    assert frontier.commit(item, "", [], True, {"id": item.id}).accepted
+    frontier.written(item.id)
+    assert shared.client.hkeys(rows_key) == [str(item.id).encode()]
+    frontier.pop(1, gate.clock())   # the next lease call carries the confirmation
+    assert kept_at_sync == [[str(item.id).encode()]]   # synced while Redis still had it
+    assert shared.client.hkeys(rows_key) == []
+    frontier.leave()
