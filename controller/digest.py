@@ -3,10 +3,11 @@
 A *digest* of a fetched HTML page is: one parse (TextFilter + GetURLs), the
 stateless half of URL_Filter (normalize each link, apply the rules), the
 page's content fingerprints (MD5 of its text and body, SimHash of its text),
-the extraction patterns, and writing ``pages/<id>.html`` and
-``text/<id>.txt``. What needs crawl state (the URL-seen set, the
-content-seen memory, trap counters, frontier, index) stays with the
-Controller, so dedup stays global and levels stay exact.
+the extraction patterns, given a topic the relevance of the page's text and
+of each link's anchor texts (textfilter.relevance), and writing
+``pages/<id>.html`` and ``text/<id>.txt``. What needs crawl state (the
+URL-seen set, the content-seen memory, trap counters, frontier, index)
+stays with the Controller, so dedup stays global and levels stay exact.
 
 Why processes: one CPython process runs Python on one core at a time (the
 GIL); with threads alone, parsing starves the fetch threads and the loop.
@@ -29,6 +30,7 @@ from textfilter import parse
 from textfilter.parse import filtered_ratio
 from textfilter.fingerprint import body_md5, simhash, text_md5
 from textfilter.maintext import main_text
+from textfilter.relevance import Topic, anchors
 from urlfilter import UrlRules, document_base, normalize
 
 
@@ -55,6 +57,8 @@ class Digest:
     body_md5: str = ""                                   # of the body bytes as saved
     simhash: int | None = None                           # 64-bit SimHash of the text (near mode only)
     extracted: dict[str, list[str]] | None = None        # --extract results; None: not a page to extract from
+    relevance: float | None = None                       # of the text to the topic, 0-1; None: no topic
+    link_relevance: tuple[float, ...] = ()               # per link in links: its best anchor text's relevance
 
 
 @dataclass(frozen=True)
@@ -68,6 +72,7 @@ class Digester:
     text_mode: str = "plain"          # plain | main (textfilter.maintext)
     near: bool = False                # compute SimHash (only --content-dedup near uses it)
     extraction: object = None         # a textfilter.extract.Extraction, or None
+    topic: Topic | None = None        # score the text and the anchors against it (focused orders)
 
     def __call__(self, job: DigestJob) -> Digest:
         try:
@@ -76,22 +81,42 @@ class Digester:
             extracted = self._extract(job)
         except Exception as exc:  # one odd page must not end a long crawl
             return Digest(error=f"parse: {type(exc).__name__}: {exc}")
-        links, skipped = self.filter_links(parsed.links,
-                                           document_base(job.final_url, parsed.base_href))
+        base = document_base(job.final_url, parsed.base_href)
+        links, skipped = self.filter_links(parsed.links, base)
+        relevance, link_relevance = self._relevance(job.text, text, links, base)
         if job.page_id < 0:   # fetched before it was queued: only its links, no files yet
-            return Digest(links=links)
+            return Digest(links=links, relevance=relevance, link_relevance=link_relevance)
         html_path, text_path = f"pages/{job.page_id}.html", f"text/{job.page_id}.txt"
         (self.out / html_path).write_bytes(job.body)
         (self.out / text_path).write_text(text, encoding="utf-8")
         return Digest(parsed.title, len(text), parsed.source_chars,
                       filtered_ratio(len(text), parsed.source_chars), links, skipped,
                       html_path, text_path, content_md5=text_md5(text), body_md5=body_md5(job.body),
-                      simhash=simhash(text) if self.near else None, extracted=extracted)
+                      simhash=simhash(text) if self.near else None, extracted=extracted,
+                      relevance=relevance, link_relevance=link_relevance)
 
     def _extract(self, job: DigestJob) -> dict[str, list[str]] | None:
         if self.extraction is None or not self.extraction.applies_to(job.final_url):
             return None
         return self.extraction.extract(job.text, job.final_url)
+
+    def _relevance(self, html: str, text: str, links: tuple[str, ...],
+                   base: str | None) -> tuple[float | None, tuple[float, ...]]:
+        """The text's relevance to the topic, and each link's: the best over
+        the anchors that lead to it (0.0 for a link only frames lead to)."""
+        if self.topic is None:
+            return None, ()
+        best = dict.fromkeys(links, 0.0)
+        urls: dict[str, str | None] = {}      # menus repeat hrefs and anchor texts:
+        scores: dict[str, float] = {}         # normalize and score each once
+        for href, anchor in anchors(html):
+            if href not in urls:
+                urls[href] = self.normalize(href, base)
+            if (url := urls[href]) in best:
+                if anchor not in scores:
+                    scores[anchor] = self.topic.relevance(anchor)
+                best[url] = max(best[url], scores[anchor])
+        return self.topic.relevance(text), tuple(best.values())
 
     def filter_links(self, hrefs, base: str | None) -> tuple[tuple[str, ...], dict[str, int]]:
         """Distinct normalized links that pass the rules, and counts of the rest."""
