@@ -20,7 +20,7 @@ from demosite import DemoSite
 from getpage import decode_html
 from textfilter import extract_links
 from textfilter.links import base_and_links
-from textfilter.relevance import STOP_WORDS, Topic, anchors, term_counts
+from textfilter.relevance import STOP_WORDS, Topic, anchors, term_counts, terms, terms_reference
 from textfilter.tree import build_tree
 from urlfilter import UrlRules, normalize
 
@@ -75,6 +75,22 @@ def test_a_chinese_ideograph_is_a_term_of_its_own() -> None:
     assert term_counts("网络爬虫 crawler2024 x_y") == {
         "网": 1, "络": 1, "爬": 1, "虫": 1, "crawler2024": 1, "x": 1, "y": 1}
     assert Topic.from_text("网络爬虫").relevance("广度优先的网络爬虫") > 0.5
+
+
+# Characters where folding, splitting or the word classes are awkward.
+ODD_CHARACTERS = ("ſKﬁßİéÉ\u0301ΣσςＡ٣²½网络爬虫のカナ한국어\u00a0\u3000\u2028\u0085\x1c—–«»"
+                  "_-.,;:!?'\"/\\()[]{}<>@#$%^&*+=|~`\t\n\r \U0001f600\U00020000\ud800\udc80")
+
+
+def test_the_fast_terms_are_the_reference_terms() -> None:
+    rng = random.Random(150)
+    pool = ODD_CHARACTERS + "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789" * 2
+    for _ in range(3000):
+        text = "".join(rng.choice(pool) for _ in range(rng.randrange(0, 40)))
+        assert terms(text) == terms_reference(text), repr(text)
+    for path in SITE.paths()[::10]:
+        text = demo_html(path)
+        assert terms(text) == terms_reference(text), path
 
 
 def test_a_topic_without_words_is_a_value_error() -> None:
