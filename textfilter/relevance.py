@@ -56,7 +56,8 @@ _TERM = re.compile(f"[{_UNSPACED}]|[^\\W_{_UNSPACED}]+")
 # A byte table for the fast path of terms(): ASCII letters to lower case,
 # every other ASCII character that is not a letter or a digit to a space,
 # the bytes of other characters unchanged (so the UTF-8 stays valid).
-_ASCII_FOLD = bytes(ord(c.lower()) if c.isalnum() else 32 for c in map(chr, range(128))) + bytes(range(128, 256))
+_ASCII_FOLD = (bytes(ord(c.lower()) if c.isalnum() else 32 for c in map(chr, range(128)))
+               + bytes(range(128, 256)))
 
 STOP_WORDS = frozenset("""
 a about above after again against all am an and any are as at be because been
@@ -100,8 +101,12 @@ def terms_reference(text: str) -> list[str]:
 
 
 def term_counts(text: str) -> Counter[str]:
-    """How often each term occurs in text."""
-    counts = Counter(terms(text))
+    """How often each term occurs in text, stop words left out."""
+    return _counted(terms(text))
+
+
+def _counted(words: list[str]) -> Counter[str]:
+    counts = Counter(words)
     for word in STOP_WORDS.intersection(counts):
         del counts[word]
     return counts
@@ -133,7 +138,10 @@ class Topic:
     def relevance(self, text: str) -> float:
         """Cosine similarity of text's vector and the topic's: 0.0 when they
         share no term (or text has none), 1.0 for the topic's own text."""
-        counts = term_counts(text)
+        words = terms(text)
+        if self.weights.keys().isdisjoint(words):   # most anchors, off-topic pages: no counting
+            return 0.0
+        counts = _counted(words)
         dot = sum(weight * _tf(counts[term]) * self._idf(term)
                   for term, weight in self.weights.items() if term in counts)
         if dot == 0.0:
