@@ -4,8 +4,10 @@ Every web comes from experiments/webgen.py (topic clusters, link locality,
 anchor quality, tunnels, power-law in-degree, exact PageRank) and is served
 by experiments/webserve.py on 127.0.0.60... . Each (web, order) is one real
 ``crawler crawl`` process with ``--delay 0 --max-depth 0 --scope any`` and a
-page budget; the fetch order is index.csv's row order, and every number is
-read off its prefix of n pages:
+page budget (BUDGET x the largest checkpoint: a breadth-first crawl stopped
+by --max-pages leaves the next level's pages it fetched ahead without a
+row); the fetch order is index.csv's rows sorted by fetched_at (row order
+breaks ties), and every number is read off its prefix of n pages:
 
 - importance orders: the share of the top-1 % and the top-10 % PageRank
   pages fetched, and the PageRank mass fetched;
@@ -63,6 +65,7 @@ IMPORTANCE_ORDERS = ("bfs", "importance", "opic")
 FOCUSED_ORDERS = ("bfs", "best-first", "best-n-first", "shark", "aco")
 PAPER_ORDERS = ("bfs", "best-first", "aco")
 FRACTIONS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3)          # checkpoints: share of the web fetched
+BUDGET = 1.3                                            # --max-pages: this x the largest checkpoint
 BAR = 0.1                                               # the issue's "at 10 % of the site"
 TUNING_SEEDS = (901, 902)
 FOCUSED_SWEEP = {"p_local": (0.5, 0.7, 0.9), "anchor_quality": (0.9, 0.5), "tunnel_length": (0, 4)}
@@ -90,6 +93,7 @@ class Run:
     order: str
     params: tuple[str, ...]
     fetched: tuple[int, ...]
+    levels: tuple[int, ...]                  # index.csv's level of each fetched page
     stats: dict
     seconds: float
     level_mismatches: int
@@ -113,9 +117,10 @@ def crawl(served: ServedWeb, order: str, params: Sequence[str], budget: int, wor
     if result.returncode != 0:
         raise click.ClickException(f"crawl {order} {' '.join(params)} exited {result.returncode}: "
                                    f"{result.stderr.strip()[-800:]}")
-    rows = _read_csv(out / "index.csv")
+    rows = sorted(_read_csv(out / "index.csv"), key=lambda row: row["fetched_at"])   # stable: ties keep row order
     stats = json.loads((out / "stats.json").read_text(encoding="utf-8"))
-    run = Run(served.web, order, tuple(params), tuple(served.ids[row["url"]] for row in rows), stats, seconds,
+    run = Run(served.web, order, tuple(params), tuple(served.ids[row["url"]] for row in rows),
+              tuple(int(row["level"]) for row in rows), stats, seconds,
               level_mismatches(rows, _read_csv(out / "edges.csv")))
     shutil.rmtree(out)
     return run
@@ -210,6 +215,10 @@ def run_rows(part: str, run: Run, points: Iterable[int]) -> list[dict]:
     return [{**head, **row, "fraction": row["n"] / spec.pages} for row in measures(run, Truth.of(run.web), points)]
 
 
+def _budget(points: Sequence[int]) -> int:
+    return round(BUDGET * max(points))
+
+
 def checkpoints(pages: int) -> list[int]:
     return [max(1, round(fraction * pages)) for fraction in FRACTIONS]
 
@@ -244,17 +253,18 @@ def _progress(part: str, run: Run) -> None:
           f"{len(run.fetched)} pages in {run.seconds:.1f} s", file=sys.stderr)
 
 
-def tune(session: Session, spec: WebSpec) -> None:
-    """Each order's grid on the tuning webs; the best mean score at 10 % is kept."""
-    budget = round(BAR * spec.pages)
+def tune(session: Session, importance_spec: WebSpec, focused_spec: WebSpec) -> None:
+    """Each order's grid on tuning webs of its part's shape; the best mean score at 10 % is kept."""
     for order in session.orders:
-        grid = TUNING.get(order, [()])
+        spec = importance_spec if order in IMPORTANCE_ORDERS else focused_spec
+        budget, grid = round(BAR * spec.pages), TUNING.get(order, [()])
         scores = {params: [] for params in grid}
         for seed in TUNING_SEEDS:
             web = generate(replace(spec, seed=seed))
             with serve_web(web) as served:
                 for params in grid:
-                    row = measures(crawl(served, order, params, budget, session.work), Truth.of(web), [budget])[0]
+                    run = crawl(served, order, params, _budget([budget]), session.work)
+                    row = measures(run, Truth.of(web), [budget])[0]
                     scores[params].append(row["top10"] if order in ("importance", "opic") else row["harvest"])
         for params, values in scores.items():
             session.tuning.append({"order": order, "params": " ".join(params), "score": mean(values),
@@ -266,7 +276,7 @@ def tune(session: Session, spec: WebSpec) -> None:
 def importance(session: Session, webs: int, pages: int) -> None:
     orders = [order for order in session.orders if order in IMPORTANCE_ORDERS]
     for seed in range(1, webs + 1):
-        session.run_web("importance", WebSpec(pages=pages, seed=seed), orders, round(0.3 * pages),
+        session.run_web("importance", WebSpec(pages=pages, seed=seed), orders, _budget(checkpoints(pages)),
                         checkpoints(pages))
 
 
@@ -276,13 +286,13 @@ def focused(session: Session, webs: int, pages: int, sweep: dict[str, Sequence] 
         for seed in range(1, webs + 1):
             spec = WebSpec(pages=pages, p_local=p_local, anchor_quality=anchor_quality, tunnel_length=tunnels,
                            seed=seed)
-            session.run_web("focused", spec, orders, round(0.3 * pages), checkpoints(pages))
+            session.run_web("focused", spec, orders, _budget(checkpoints(pages)), checkpoints(pages))
 
 
 def paper(session: Session, spec: WebSpec, points: Sequence[int], webs: int) -> None:
     orders = [order for order in session.orders if order in PAPER_ORDERS]
     for seed in range(1, webs + 1):
-        session.run_web("paper", replace(spec, seed=seed), orders, max(points), points)
+        session.run_web("paper", replace(spec, seed=seed), orders, _budget(points), points)
 
 
 # -- tables ------------------------------------------------------------------------------
@@ -506,7 +516,7 @@ def main(parts, orders, webs, importance_pages, focused_webs, focused_pages, pap
     with tempfile.TemporaryDirectory(prefix="orders-") as work:
         session = Session(Path(work), tuple(o.strip() for o in orders.split(",") if o.strip()), {}, [], [])
         if "tune" in parts:
-            tune(session, replace(TUNING_SPEC, pages=focused_pages))
+            tune(session, WebSpec(pages=importance_pages), replace(TUNING_SPEC, pages=focused_pages))
         if "importance" in parts:
             importance(session, webs, importance_pages)
         if "focused" in parts:
