@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import csv
 import json
+import resource
 import shutil
 import subprocess
 import sys
@@ -61,6 +62,7 @@ from webgen import Web, WebSpec, generate
 from webserve import ServedWeb, serve_web
 
 CRAWLER = str(Path(sys.executable).with_name("crawler"))
+CRAWLER_PACKAGES = ("controller", "getpage", "textfilter", "urlfilter", "urllist")
 IMPORTANCE_ORDERS = ("bfs", "importance", "opic")
 FOCUSED_ORDERS = ("bfs", "best-first", "best-n-first", "shark", "aco")
 PAPER_ORDERS = ("bfs", "best-first", "aco")
@@ -96,12 +98,18 @@ class Run:
     levels: tuple[int, ...]                  # index.csv's level of each fetched page
     stats: dict
     seconds: float
+    cpu_seconds: float                       # the crawler process's and its parser processes', user + system
     level_mismatches: int
 
     @property
     def cpu_ms_per_fetch(self) -> float | None:
-        cpu = (self.stats.get("order") or {}).get("cpu_seconds")
+        cpu = self.order_stats.get("cpu_seconds")
         return None if cpu is None or not self.fetched else 1000 * cpu / len(self.fetched)
+
+    @property
+    def order_stats(self) -> dict:
+        """stats.json's "order" (cpu_seconds, level_corrections ...); empty for bfs."""
+        return self.stats.get("order") or {}
 
 
 # -- crawling ----------------------------------------------------------------------------
@@ -110,20 +118,25 @@ def crawl(served: ServedWeb, order: str, params: Sequence[str], budget: int, wor
     """One real crawl of the served web; its directory is removed once read."""
     out, topic = work / "crawl", work / "topic.txt"
     topic.write_text(served.web.topic_text + "\n", encoding="utf-8")
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), _children_cpu()
     result = subprocess.run(_command(served.seed_url, out, order, params, budget, topic),
                             capture_output=True, text=True)
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, _children_cpu() - cpu
     if result.returncode != 0:
         raise click.ClickException(f"crawl {order} {' '.join(params)} exited {result.returncode}: "
                                    f"{result.stderr.strip()[-800:]}")
     rows = sorted(_read_csv(out / "index.csv"), key=lambda row: row["fetched_at"])   # stable: ties keep row order
     stats = json.loads((out / "stats.json").read_text(encoding="utf-8"))
     run = Run(served.web, order, tuple(params), tuple(served.ids[row["url"]] for row in rows),
-              tuple(int(row["level"]) for row in rows), stats, seconds,
+              tuple(int(row["level"]) for row in rows), stats, seconds, cpu,
               level_mismatches(rows, _read_csv(out / "edges.csv")))
     shutil.rmtree(out)
     return run
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _command(seed_url: str, out: Path, order: str, params: Sequence[str], budget: int, topic: Path) -> list[str]:
@@ -210,8 +223,10 @@ def run_rows(part: str, run: Run, points: Iterable[int]) -> list[dict]:
     head = {"part": part, "web_seed": spec.seed, "pages": spec.pages, "relevant": len(run.web.relevant),
             "p_local": spec.p_local, "anchor_quality": spec.anchor_quality, "tunnel_length": spec.tunnel_length,
             "order": run.order, "params": " ".join(run.params), "crawled": len(run.fetched),
-            "seconds": round(run.seconds, 2), "order_cpu_ms_per_fetch": run.cpu_ms_per_fetch,
-            "level_mismatches": run.level_mismatches}
+            "seconds": round(run.seconds, 2),
+            "crawler_cpu_ms_per_page": 1000 * run.cpu_seconds / len(run.fetched) if run.fetched else None,
+            "order_cpu_ms_per_fetch": run.cpu_ms_per_fetch,
+            "level_corrections": run.order_stats.get("level_corrections"), "level_mismatches": run.level_mismatches}
     return [{**head, **row, "fraction": row["n"] / spec.pages} for row in measures(run, Truth.of(run.web), points)]
 
 
@@ -323,18 +338,23 @@ def at_bar(rows: list[dict], part: str) -> list[dict]:
     return [row for row in rows if row["part"] == part and abs(row["fraction"] - BAR) < 1e-9]
 
 
+CRAWL_COLUMNS = (Column("crawler_cpu_ms_per_page", "crawler CPU ms/page", _num(2)),
+                 Column("order_cpu_ms_per_fetch", "ordering CPU ms/fetch (stats.json)", _num(3)),
+                 Column("level_corrections", "level corrections a crawl", _num(1)),
+                 Column("level_mismatches", "levels ≠ BFS of edges.csv", _num(1)))
+CRAWL_VALUES = [column.key for column in CRAWL_COLUMNS]
+
+
 def importance_tables(rows: list[dict]) -> str:
     bar = at_bar(rows, "importance")
     if not bar:
         return ""
-    means = _mean_by(bar, ["order", "params"], ["top1", "top10", "pagerank_mass", "order_cpu_ms_per_fetch",
-                                                "level_mismatches"])
+    means = _mean_by(bar, ["order", "params"], ["top1", "top10", "pagerank_mass", *CRAWL_VALUES])
     table = markdown_table([Column("order", "order"), Column("params", "parameters"), Column("webs", "webs"),
                             Column("top1", "top-1 % PageRank pages", _pct),
                             Column("top10", "top-10 % PageRank pages", _pct),
                             Column("pagerank_mass", "PageRank mass", _pct),
-                            Column("order_cpu_ms_per_fetch", "ordering CPU ms/fetch", _num(3)),
-                            Column("level_mismatches", "level ≠ BFS of edges.csv", _num(1))], means)
+                            *CRAWL_COLUMNS], means)
     return (f"### Importance: after {100 * BAR:.0f} % of the site (mean over webs)\n\n{table}\n\n"
             f"{_head_to_head(bar, 'opic', 'bfs', 'top10')}\n{_head_to_head(bar, 'importance', 'bfs', 'top10')}")
 
@@ -375,10 +395,8 @@ def focused_tables(rows: list[dict]) -> str:
     for row in wide:
         row["ratio"] = (row.get("harvest best-first") / row["harvest bfs"]
                         if row.get("harvest best-first") is not None and row.get("harvest bfs") else None)
-    cpu = markdown_table([Column("order", "order"), Column("order_cpu_ms_per_fetch", "ordering CPU ms/fetch",
-                                                           _num(3)),
-                          Column("level_mismatches", "level ≠ BFS of edges.csv (mean a crawl)", _num(2))],
-                         _mean_by(bar, ["order"], ["order_cpu_ms_per_fetch", "level_mismatches"]))
+    cpu = markdown_table([Column("order", "order"), *CRAWL_COLUMNS],
+                         _mean_by(bar, ["order"], CRAWL_VALUES))
     return (f"### Focused: harvest rate and target recall after {100 * BAR:.0f} % of the site (mean over webs)\n\n"
             f"{markdown_table(columns, wide)}\n\n{_head_to_head(bar, 'aco', 'best-first', 'harvest')}"
             f"{_head_to_head(bar, 'aco', 'best-first', 'recall')}"
@@ -486,7 +504,8 @@ def plot_all(out: Path, rows: list[dict]) -> None:
 # -- command line ------------------------------------------------------------------------
 
 RUN_COLUMNS = ["part", "web_seed", "pages", "relevant", "p_local", "anchor_quality", "tunnel_length", "order",
-               "params", "crawled", "seconds", "order_cpu_ms_per_fetch", "level_mismatches", "n", "fraction",
+               "params", "crawled", "seconds", "crawler_cpu_ms_per_page", "order_cpu_ms_per_fetch", "level_corrections",
+               "level_mismatches", "n", "fraction",
                "fetched", "harvest", "recall", "top1", "top10", "pagerank_mass"]
 
 
@@ -526,10 +545,21 @@ def main(parts, orders, webs, importance_pages, focused_webs, focused_pages, pap
     _write(out, session, parts, plots, started)
 
 
+def crawler_version() -> str:
+    """The commit the crawler's packages are at, and which of them differ from it in the work tree."""
+    root = Path(__file__).resolve().parent.parent
+    git = ["git", "-C", str(root)]
+    commit = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    changed = subprocess.run([*git, "status", "--porcelain", "--", *CRAWLER_PACKAGES],
+                             capture_output=True, text=True).stdout.split("\n")
+    files = sorted(line[3:] for line in changed if line.strip())
+    return f"{commit or 'unknown commit'}" + (f" with uncommitted changes to {', '.join(files)}" if files else "")
+
+
 def _write(out: Path, session: Session, parts: Sequence[str], plots: bool, started: float) -> None:
     out.mkdir(parents=True, exist_ok=True)
     info = run_info("compare_orders", "generated webs (experiments/webgen.py), served on 127.0.0.60+ and crawled "
-                    "with --delay 0; parts: " + ", ".join(parts), None)
+                    f"with --delay 0 by the crawler at {crawler_version()}; parts: " + ", ".join(parts), None)
     write_csv(out / "runs.csv", RUN_COLUMNS, session.rows)
     if session.tuning:
         write_csv(out / "tuning.csv", ["order", "params", "objective", "score"], session.tuning)

@@ -167,7 +167,7 @@ def test_measures_count_the_prefix_of_the_fetch_order():
     top = int(np.argmax(web.pagerank))
     relevant = sorted(web.relevant)
     order = [top] + [page for page in relevant if page != top][:9] + [p for p in range(100) if p not in relevant][:5]
-    run = compare_orders.Run(web, "bfs", (), tuple(order), (0,) * len(order), {}, 0.0, 0)
+    run = compare_orders.Run(web, "bfs", (), tuple(order), (0,) * len(order), {}, 0.0, 0.0, 0)
     at_one, at_ten, beyond = compare_orders.measures(run, truth, [1, 10, 500])
     assert at_one["top1"] == 1.0 and at_one["pagerank_mass"] == pytest.approx(max(web.pagerank))
     relevant_in_ten = sum(web.pages[p].relevant for p in order[:10])
