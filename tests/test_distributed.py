@@ -255,6 +255,21 @@ def test_an_expired_lease_goes_to_the_other_workers(clean_logs, tmp_path, redis_
     print(f"rows the victim wrote when it came back: {len(missing)}")
 
 
+def stop_while_holding(proc, worker_id, redis_url, procs):
+    """SIGSTOP proc at a moment it holds a lease, so the crawl cannot end
+    without taking it for dead (a worker stopped holding nothing is not
+    missed: the others may simply finish)."""
+    client = redis.Redis.from_url(redis_url)
+    held = lambda: client.hlen(f"crawl:{{t}}:lease:{worker_id}") > 0   # noqa: E731
+    while True:
+        wait_for(held, procs + [proc], timeout=60)
+        proc.send_signal(signal.SIGSTOP)
+        wait_for(lambda: Path(f"/proc/{proc.pid}/stat").read_text().split()[2] == "T", procs)
+        if held():
+            return
+        proc.send_signal(signal.SIGCONT)
+
+
 def test_a_worker_stopped_past_its_lease_is_fenced_and_says_so(clean_logs, tmp_path,
                                                                redis_server):
     """Alive but silent past its lease (SIGSTOP): the others take its URLs;
@@ -262,7 +277,7 @@ def test_a_worker_stopped_past_its_lease_is_fenced_and_says_so(clean_logs, tmp_p
     roots, logs = clean_logs
     dirs = [tmp_path / f"w{k}" for k in range(2)]
     procs, slow = two_workers(roots, redis_server.url, dirs, lease=3, name="slow", rows=3)
-    slow.send_signal(signal.SIGSTOP)
+    stop_while_holding(slow, "slow", redis_server.url, procs)
     wait_for(lambda: "slow" not in {w["worker"] for w in status_of(redis_server.url)["workers"]},
              procs)
     slow.send_signal(signal.SIGCONT)

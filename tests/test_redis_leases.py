@@ -146,3 +146,17 @@ def test_redis_forgets_a_committed_row_only_after_the_worker_synced_it(redis_ser
     assert kept_at_sync == [[str(item.id).encode()]]   # synced while Redis still had it
     assert shared.client.hkeys(rows_key) == []
     frontier.leave()
+
+
+def test_a_worker_back_from_a_long_silence_asks_before_sending(redis_server):
+    """A slot reserved before the worker was taken for dead is not used."""
+    shared = crawl_of(redis_server)
+    gate, slow = joined(shared, "slow")
+    slow.pop(1, gate.clock())
+    gate.started(A)   # just heard from Redis: no question asked
+    taken_for_dead(shared, "slow")
+    gate_o, other = joined(shared, "other")
+    other.pop(2, gate_o.clock())
+    gate.member.last_reply -= gate.member.lease_seconds   # as if stopped that long
+    with pytest.raises(WorkerFenced):
+        gate.started(A)

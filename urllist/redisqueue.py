@@ -808,6 +808,8 @@ class Member:
         self.shared = shared
         self.worker = worker
         self.epoch = -1   # not joined: every call is refused
+        self.last_reply = time.monotonic()   # when Redis last answered us
+        self._lease_seconds: float | None = None
 
     def run(self, name: str, *args):
         """A script of this worker's: (worker, epoch, *args)."""
@@ -817,15 +819,28 @@ class Member:
         return self._fenced_as(lambda: self.shared.run("gate", op, self.worker, self.epoch,
                                                        seq, host, ms))
 
+    @property
+    def lease_seconds(self) -> float:
+        if self._lease_seconds is None:
+            self._lease_seconds = self.shared.lease_ms() / 1000
+        return self._lease_seconds
+
+    def silent_for(self) -> float:
+        """Seconds since Redis last answered this worker (a stopped process's
+        clock runs on: CLOCK_MONOTONIC)."""
+        return time.monotonic() - self.last_reply
+
     def _fenced_as(self, call):
         try:
-            return call()
+            answer = call()
+            self.last_reply = time.monotonic()
+            return answer
         except redis.exceptions.ResponseError as exc:
             if not str(exc).startswith("FENCED"):
                 raise
             raise WorkerFenced(
                 f"worker {self.worker} was taken for dead (silent for longer than the lease, "
-                f"{self.shared.lease_ms() / 1000:g} s, or another process joined as "
+                f"{self.lease_seconds:g} s, or another process joined as "
                 f"{self.worker}): the URLs it held went to other workers; its rows are kept, "
                 f"run it again (same --out) to rejoin") from None
 
@@ -891,6 +906,11 @@ class RedisGate:
         # and change nothing. With more, the send time spaces the starts.
         if self._per_host() > 1:
             self._op("started", host)
+        elif self.member.silent_for() > self.member.lease_seconds / 2:
+            # This process was away (stopped, swapped out) long enough to have
+            # been taken for dead: a request on a slot reserved before that
+            # could go out next to another worker's, so ask first (WorkerFenced).
+            self._op("ready", host)
 
     def _per_host(self) -> int:
         if self._per_host_cached is None:
