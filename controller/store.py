@@ -38,9 +38,14 @@ class PageStore:
         self._edges_file = open(self.out / "edges.csv", mode, newline="", encoding="utf-8")
         self._index = csv.writer(self._index_file)
         self._edges = csv.writer(self._edges_file)
-        if not append:
-            self._index.writerow(INDEX_COLUMNS)
-            self._edges.writerow(EDGE_COLUMNS)
+        # A header on disk at once, and on an appended file that has none (a
+        # process killed before its first row left it empty): else the next
+        # run's first row would be read as the header, and lost.
+        for file, writer, header in ((self._index_file, self._index, INDEX_COLUMNS),
+                                     (self._edges_file, self._edges, EDGE_COLUMNS)):
+            if file.tell() == 0:
+                writer.writerow(header)
+                file.flush()
 
     def add_row(self, row: dict) -> None:
         """Write one index row: the commit mark of a page (see controller/resume.py)."""
