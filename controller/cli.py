@@ -18,7 +18,8 @@ from click.core import ParameterSource
 
 from controller.configfile import InputError, read_config, read_seed_file, settings_as_toml
 from controller.config import (CONTENT_DEDUP_MODES, DEFAULT_USER_AGENT, MAX_SIMHASH_DISTANCE,
-                               TEXT_MODES, VERSION, ConfigError, CrawlConfig, default_processes)
+                               ORDER_NAMES, TEXT_MODES, VERSION, ConfigError, CrawlConfig,
+                               default_processes)
 from controller.engine import Crawl
 from controller.resume import MUST_MATCH, SETTINGS_FILE, STATE_DIR, WARC_FILE, refuse_if_locked
 from controller.progress import Progress, in_force
@@ -155,6 +156,21 @@ PARSE_OPTIONS = [
 ]
 
 
+# Which URL goes next (urllist/orders.py); politeness decides when, for every order.
+ORDER_OPTIONS = [
+    click.option("--order", type=click.Choice(ORDER_NAMES), default="bfs", show_default=True,
+                 help="bfs: level by level (exact levels as they are fetched); importance, opic: "
+                      "important pages first; best-first, best-n-first, shark, aco: pages on "
+                      "--topic first (README, Other crawl orders)."),
+    click.option("--order-param", "order_params", multiple=True, metavar="KEY=VALUE",
+                 help="A parameter of the order, e.g. a=2 for importance, h1=0.7 for best-first "
+                      "(repeatable; README lists each order's)."),
+    click.option("--topic", default="", metavar="TEXT",
+                 help="What the focused orders look for: keywords or a sample text."),
+    click.option("--topic-file", type=click.Path(path_type=Path), metavar="FILE",
+                 help="Read --topic from FILE (UTF-8 text)."),
+]
+
 # How `crawl --help` groups the options: a title, then the options' lists.
 # One crawl, many workers: the shared state in Redis (controller/shared.py).
 SHARED_OPTIONS = [
@@ -174,15 +190,15 @@ SHARED_OPTIONS = [
 
 OPTION_GROUPS = (("Input and output", None), ("Limits", LIMIT_OPTIONS),
                  ("Fetching and politeness", FETCH_OPTIONS), ("Scope and traps", SCOPE_OPTIONS),
-                 ("Content", CONTENT_OPTIONS), ("Dedup, reader, display", PARSE_OPTIONS),
-                 ("Distributed (Redis)", SHARED_OPTIONS))
+                 ("Content", CONTENT_OPTIONS), ("Crawl order", ORDER_OPTIONS),
+                 ("Dedup, reader, display", PARSE_OPTIONS), ("Distributed (Redis)", SHARED_OPTIONS))
 
 
 def crawl_options(func):
     """The options of `crawl`, each with its unit and default (`--help` lists
     them in this order, in OPTION_GROUPS)."""
     for option in reversed(LIMIT_OPTIONS + FETCH_OPTIONS + SCOPE_OPTIONS + CONTENT_OPTIONS
-                           + PARSE_OPTIONS + SHARED_OPTIONS):
+                           + ORDER_OPTIONS + PARSE_OPTIONS + SHARED_OPTIONS):
         func = option(func)
     return func
 
@@ -244,6 +260,10 @@ def crawl_from(ctx, seeds, out, resume, overwrite, seed_files, config_file, **op
     """Run the crawl a parsed `crawl` command line asks for; its stats (the
     Python API's crawl() comes in here too, with its keywords as options)."""
     seeds, out, from_file = _seeds_and_config(ctx, seeds, out, seed_files, config_file, options)
+    _read_topic_file(options)
+    if options["order"] != "bfs" and (resume or options["redis_url"]):
+        raise click.UsageError(f"--order {options['order']} runs on one machine from the start: "
+                               f"--resume and --redis work with --order bfs only (so far)")
     redis_url, crawl_id, lease, partition, slots = (
         options.pop(name) for name in ("redis_url", "crawl_id", "lease_seconds", "partition", "slots"))
     if redis_url:
@@ -342,6 +362,19 @@ def _saved_settings(ctx, out: Path, seeds, options: dict, from_file: set = froze
     return seeds or tuple(saved["seeds"]), options
 
 
+def _read_topic_file(options: dict) -> None:
+    path = options.pop("topic_file", None)
+    if path is None:
+        return
+    if options.get("topic"):
+        raise click.UsageError("give --topic or --topic-file, not both")
+    try:
+        options["topic"] = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeError) as exc:
+        raise click.UsageError(f"--topic-file {path}: cannot be read ({exc}); give a UTF-8 "
+                               f"text file") from None
+
+
 def make_config(seeds, out: Path, options: dict) -> CrawlConfig:
     """The crawl's config from the command line; CrawlConfig checks every value
     (before --out is touched) and its ConfigError becomes a usage error."""
@@ -356,7 +389,7 @@ def make_config(seeds, out: Path, options: dict) -> CrawlConfig:
 
 # Config fields whose command-line spelling is not "--" + the field's name.
 OPTION_NAMES = {"seeds": "seed", "obey_robots": "--ignore-robots", "text_mode": "--text",
-                "drop_params": "--drop-param", "progress": "--quiet"}
+                "drop_params": "--drop-param", "progress": "--quiet", "order_params": "--order-param"}
 
 
 def _option_of(field_name: str) -> str:

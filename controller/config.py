@@ -15,7 +15,10 @@ from pathlib import Path
 
 from textfilter import EXTRACTORS
 from textfilter.extract import Extraction
+from textfilter.relevance import Topic
 from urlfilter import SCOPES, SEEN_ALGORITHMS, check_drop_param, normalize
+from urllist.orders import NAMES as ORDER_NAMES
+from urllist.orders import ORDERS, make_order
 
 VERSION = "0.1.0"
 PRODUCT = "bfs-crawler"
@@ -93,6 +96,9 @@ class CrawlConfig:
     extract_exclude: tuple[str, ...] = ()  # css:/xpath: selectors of sub-nodes dropped before extracting
     extract_jsonl: bool = False       # also write extracted.jsonl (exact lists of matches)
     warc: bool = False                # also write crawl.warc.gz (request/response records)
+    order: str = "bfs"                # crawl order, see urllist.orders (bfs: level by level)
+    order_params: tuple[str, ...] = ()  # KEY=VALUE parameters of the order
+    topic: str = ""                   # keywords or a sample document, for the focused orders
     progress: bool = True             # print level summaries to stderr while crawling
 
     def __post_init__(self) -> None:
@@ -106,6 +112,8 @@ class CrawlConfig:
         _check_patterns(self)
         _check_extraction(self)
         _check("user_agent", user_agent_problem(self.user_agent))
+        _check("order_params", _order_problem(self))
+        _check("topic", _topic_problem(self), named=True)
         set_field(self, "seeds", _normalized_seeds(self))
 
 
@@ -148,8 +156,36 @@ RANGES = {
 CHOICES = {
     "scope": SCOPES, "dedup": tuple(sorted(SEEN_ALGORITHMS)),
     "extractor": tuple(sorted(EXTRACTORS)), "content_dedup": CONTENT_DEDUP_MODES,
-    "text_mode": TEXT_MODES,
+    "text_mode": TEXT_MODES, "order": ORDER_NAMES,
 }
+def order_params(config: CrawlConfig) -> dict[str, str]:
+    return dict(param.split("=", 1) for param in config.order_params)
+
+
+def _order_problem(config: CrawlConfig) -> str:
+    bad = [param for param in config.order_params if "=" not in param]
+    if bad:
+        return f"{bad[0]!r} is not KEY=VALUE"
+    if config.order == "bfs":
+        return "bfs has no parameters" if config.order_params else ""
+    try:
+        order = make_order(config.order, order_params(config))
+    except ValueError as exc:
+        return str(exc)
+    return ""
+
+
+def _topic_problem(config: CrawlConfig) -> str:
+    if config.order in ORDERS and ORDERS[config.order].needs_topic and not config.topic.strip():
+        return f"--order {config.order} needs a topic: give --topic TEXT or --topic-file FILE"
+    if config.topic.strip():
+        try:
+            Topic.from_text(config.topic)
+        except ValueError as exc:
+            return f"--topic: {exc}"
+    return ""
+
+
 # RFC 9110 section 10.1.5: product = token ["/" product-version], both tokens of tchar.
 _TOKEN = r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
 _PRODUCT = re.compile(rf"({_TOKEN})(?:/({_TOKEN}))?")

@@ -138,6 +138,7 @@ class Crawl:
         self._handed_out = 0
         self._local_budget = bool(config.max_pages) and self.shared is None   # else Redis counts
         self._local_ids: set[int] = set()   # ids of the rows this directory holds already
+        self._ordered = config.order != "bfs"   # urllist.ordered: levels corrected, none parked
         self._fetching = 0             # URLs in fetch threads
         self._resume: dict = {}        # id -> Continuation of a fetch that goes on later
         self._parked: list[tuple[QueuedUrl, Visit]] = []   # fetched ahead of their level
@@ -465,7 +466,10 @@ class Crawl:
                          result.elapsed_ms, item.url, error)
         if self.shared is None:
             self._archive(item, result, digest, original)
-        self.store.add_row(_row(item, visit, digest, new_count, verdict))
+        row = _row(item, visit, digest, new_count, verdict)
+        if self._ordered:   # the level now; the final one is filled in at the end
+            row["level"] = row["level_at_fetch"] = self.frontier.levels[item.id]
+        self.store.add_row(row)
         if self.shared is not None:
             self._local_ids.add(item.id)
             self.frontier.written(item.id)
@@ -512,13 +516,30 @@ class Crawl:
         if original is not None:
             digest = self._as_duplicate(item, digest, original)
         new = []
-        if original is None:
+        if self._ordered:
+            new = self._order_links(item, digest, duplicate=original is not None)
+        elif original is None:
             if self._expands(item):
                 new = self._enqueue(digest.links, item.level + 1, item.id)
             else:
                 self._count_beyond_depth(digest.links)
         self.store.add_edges(item.id, item.url, digest.links)
         return digest, verdict, len(new) + self._children_before.pop(item.id, 0)
+
+    def _order_links(self, item: QueuedUrl, digest: Digest, duplicate: bool) -> list[QueuedUrl]:
+        """Another order than bfs: every new link is queued (one beyond
+        --max-depth waits in the frontier for a shorter path), known ones
+        may lower levels, and the order hears of the page."""
+        frontier = self.frontier
+        new = [] if duplicate else self._enqueue(digest.links, frontier.levels[item.id] + 1, item.id)
+        scores = digest.link_relevance or (0.0,) * len(digest.links)
+        known = [(frontier.id_of(url), score) for url, score in zip(digest.links, scores)]
+        targets = [target for target, _ in known if target is not None]
+        frontier.linked(item.id, targets)
+        if not duplicate:
+            anchors = [score for target, score in known if target is not None]
+            frontier.order.page(item, targets, anchors, digest.relevance)
+        return new
 
     def _commit_shared(self, item: QueuedUrl, visit: Visit, digest: Digest):
         """Content verdict, children and commit in one Redis script; the row
@@ -712,12 +733,18 @@ class Crawl:
             self.frontier.leave()   # what it still holds goes to the others now
             if not self.stop_reason and self.frontier.limit_reached:
                 self.stop_reason = "max-pages"
+        if self._ordered:   # found only beyond --max-depth, by every path
+            self.tally.skipped["depth"] += self.frontier.deferred
         reason = self.stop_reason or ("max-depth" if self.tally.skipped["depth"] else "queue-empty")
         elapsed = time.monotonic() - self._started
         # in_links first: END and stats.json say the crawl is complete.
         self.store.close()
-        self.store.fill_in_links(self.in_links, lambda url: self.digester.normalize(url, None))
+        self.store.fill_in_links(self.in_links, lambda url: self.digester.normalize(url, None),
+                                 levels=self.frontier.levels if self._ordered else None)
         stats = build_stats(self, reason, elapsed)
+        if self._ordered:
+            stats["order"] = {**self.frontier.order.stats(), "level_corrections":
+                              self.frontier.corrections, "deferred_beyond_depth": self.frontier.deferred}
         if self.shared is not None:   # this worker's part of a shared crawl
             stats["shared"] = {"crawl_id": self.shared.crawl.crawl_id, "worker": self.shared.worker}
         self.trace.end(reason, self.tally.urls, elapsed)
@@ -775,5 +802,6 @@ def _row(item: QueuedUrl, visit: Visit, digest: Digest, new_links: int,
         "title": digest.title, "content_md5": digest.content_md5, "body_md5": digest.body_md5,
         "simhash": "" if digest.simhash is None else f"{digest.simhash:016x}",
         "duplicate_of": verdict.duplicate_of, "near_duplicate_of": verdict.near_duplicate_of,
-        "hamming": verdict.hamming,
+        "hamming": verdict.hamming, "level_at_fetch": item.level,
+        "relevance": digest.relevance,
     }

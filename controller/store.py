@@ -20,7 +20,7 @@ INDEX_COLUMNS = (
     "encoding", "bytes", "text_chars", "filtered_ratio", "out_links", "new_links",
     "fetched_at", "elapsed_ms", "html_path", "text_path", "error", "title",
     "content_md5", "body_md5", "simhash", "duplicate_of", "near_duplicate_of", "hamming",
-    "in_links",
+    "in_links", "level_at_fetch", "relevance",
 )
 EDGE_COLUMNS = ("from_id", "from_url", "to_url")
 
@@ -72,13 +72,15 @@ class PageStore:
         self._index_file.close()
         self._edges_file.close()
 
-    def fill_in_links(self, in_links: dict[str, int], normalize=lambda url: url) -> None:
+    def fill_in_links(self, in_links: dict[str, int], normalize=lambda url: url,
+                      levels=None) -> None:
         """Rewrite index.csv with each row's in_links: links to its url, plus links
         to its final_url after a redirect (``normalize``d as links are). Only known
-        when the crawl stops: later pages link to earlier ones. Write-then-rename,
-        so a kill here keeps the old file."""
+        when the crawl stops: later pages link to earlier ones. ``levels`` (id ->
+        level), for a crawl order that corrects levels, sets each row's final
+        level. Write-then-rename, so a kill here keeps the old file."""
         path, tmp = self.out / "index.csv", self.out / "index.csv.tmp"
-        column = INDEX_COLUMNS.index("in_links")
+        column, level_column = INDEX_COLUMNS.index("in_links"), INDEX_COLUMNS.index("level")
         with open(path, newline="", encoding="utf-8") as src, \
                 open(tmp, "w", newline="", encoding="utf-8") as dst:
             reader, writer = csv.reader(src), csv.writer(dst)
@@ -89,6 +91,8 @@ class PageStore:
                     count = in_links.get(url, 0) + (in_links.get(final, 0) if final and final != url
                                                     else 0)
                     row[column] = str(count)
+                    if levels is not None:
+                        row[level_column] = str(levels[int(row[0])])
                 writer.writerow(row)
             dst.flush()
             os.fsync(dst.fileno())

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from controller.config import CrawlConfig
+from controller.config import CrawlConfig, order_params
 from controller.digest import Digester
 from getpage import ADDRESS_CATEGORIES, FetchConfig, Fetcher, PolitenessGate, address_categories, host_key
 from getpage.politeness import Cancelled
 from textfilter.duplicates import ContentSeen
 from textfilter.extract import Extraction
+from textfilter.relevance import Topic
 from urlfilter import SeenCache, TrapGuard, UrlRules, make_seen
 from urllist import HostFrontier
+from urllist.ordered import OrderedFrontier
+from urllist.orders import make_order
 
 # Pages of the next level fetched while the open one is still being
 # processed (parked until it closes), per fetch thread, at most: enough
@@ -68,13 +71,23 @@ def frontier(config: CrawlConfig, gate: PolitenessGate, shared=None, sync_rows=N
     if shared is not None:
         from urllist.redisqueue import RedisFrontier
         return RedisFrontier(shared.crawl, gate, config.workers, sync_rows)
+    if config.order != "bfs":
+        order = make_order(config.order, order_params(config))
+        frontier = OrderedFrontier(host_key, gate, order, config.max_depth)
+        order.bind(frontier)
+        return frontier
     return HostFrontier(host_key, gate, max_ahead=AHEAD_PER_WORKER * config.workers)
 
 
 def digester(config: CrawlConfig, rules: UrlRules) -> Digester:
     return Digester(config.out, rules, config.extractor, config.fold_www, config.drop_query,
                     config.drop_params, config.text_mode, near=config.content_dedup == "near",
-                    extraction=extraction(config))
+                    extraction=extraction(config), topic=topic(config))
+
+
+def topic(config: CrawlConfig) -> Topic | None:
+    """What the focused orders score pages and anchors against (TF-IDF)."""
+    return Topic.from_text(config.topic) if config.topic.strip() else None
 
 
 def content_seen(config: CrawlConfig) -> ContentSeen | None:

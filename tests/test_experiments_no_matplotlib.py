@@ -46,6 +46,8 @@ RUNS = (
     Run("compare_charsets.py", ("--languages", "en"), ("results.csv", "results.md", "run.json")),
     Run("politeness_arithmetic.py", ("--quick",), ("results.csv", "results.md", "run.json", "zipf_runs.csv",
         "zipf_targets.csv", "zipf_rate.csv"), ("littles_law.png", "zipf_rate.png")),
+    Run("compare_orders.py", ("--quick", "--orders", "bfs", "--part", "importance"),
+        ("results.csv", "results.md", "run.json"), ("importance.png",)),
 )
 CHECKS = ("check_bfs_coverage.py",)   # reads a crawl and prints PASS or FAIL: no tables, no plots
 

@@ -42,7 +42,7 @@ from array import array
 from collections.abc import Callable, Iterable
 from typing import Protocol
 
-from urllist.queued import QueuedUrl
+from urllist.queued import QueuedUrl, TotalQueue
 
 NONE = -1   # end of a host's chain
 SPECULATIVE = -1   # the level of a speculative item, and the lane it waits in
@@ -58,7 +58,22 @@ class Readiness(Protocol):
         """Take one of host's request slots if it may start at now; False takes nothing."""
 
 
-class HostFrontier:
+def ready_time(readiness: Readiness, not_before: dict[str, float], stalled: set[str],
+               host: str) -> float | None:
+    """When host may start (politeness, and a requeued URL's not-before);
+    None, and host in ``stalled``, while its slots are all busy: a fetch of
+    ours, or a request GetPage made without our reservation (a robots.txt
+    redirect). Asked again whenever a fetch ends, so neither can leave it
+    out for good."""
+    ready = max(readiness.ready_at(host), not_before.get(host, float("-inf")))
+    if ready == float("inf"):
+        stalled.add(host)
+        return None
+    stalled.discard(host)
+    return ready
+
+
+class HostFrontier(TotalQueue):
     """The total queue with level flags, handed out host by host when each host
     is ready. Not thread-safe: the Controller's loop alone calls it."""
 
@@ -86,13 +101,6 @@ class HostFrontier:
         self._spec_seq = 0
 
     # -- the total queue ------------------------------------------------------
-    @property
-    def next_id(self) -> int:
-        return len(self._queue)
-
-    def __len__(self) -> int:
-        return len(self._queue)
-
     @property
     def level_flags(self) -> tuple[int, ...]:
         return tuple(self._flags)
@@ -255,14 +263,9 @@ class HostFrontier:
         head = self._head.get(host, NONE)
         if host in self._scheduled or (head == NONE and not self._speculative.get(host)):
             return
-        ready = max(self._readiness.ready_at(host), self._not_before.get(host, float("-inf")))
-        if ready == float("inf"):
-            # Its slots are busy: a fetch of ours, or a request GetPage made
-            # without our reservation (a robots.txt redirect). Asked again
-            # whenever a fetch ends, so neither can leave it out for good.
-            self._stalled.add(host)
+        ready = ready_time(self._readiness, self._not_before, self._stalled, host)
+        if ready is None:
             return
-        self._stalled.discard(host)
         self._seq += 1
         self._scheduled[host] = (ready, self._seq)
         lane = self._queue[head].level if head != NONE else SPECULATIVE

@@ -10,3 +10,15 @@ class QueuedUrl:
     url: str             # normalized absolute URL
     level: int           # shortest link distance from a seed (seeds are level 0)
     parent_id: int | None  # id of the page the URL was first found on; None for seeds
+
+
+class TotalQueue:
+    """The design paper's total queue: every accepted URL once, its position its id."""
+    _queue: list[QueuedUrl]
+
+    @property
+    def next_id(self) -> int:
+        return len(self._queue)
+
+    def __len__(self) -> int:
+        return len(self._queue)

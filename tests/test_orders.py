@@ -1,0 +1,194 @@
+"""Crawl orders (--order): every order crawls the demo site and a many-host
+site with final levels equal to a BFS over its own edges.csv, with the same
+politeness (the servers' logs); the frontier's and the orders' own rules."""
+import csv
+from collections import defaultdict
+
+import pytest
+
+from controller.config import CrawlConfig
+from controller.engine import Crawl
+from manyhosts import SERVER_SIDE, many_hosts
+from test_host_frontier import bfs_levels
+from urllist.ordered import OrderedFrontier
+from urllist.orders import NAMES, Opic, make_order
+from urllist.queued import QueuedUrl
+
+TOPIC = "football travel story news"   # words the demo site's pages use
+FOCUSED = {"best-first", "best-n-first", "shark", "aco"}
+
+
+def crawl(seeds, out, order, **options):
+    extra = {"topic": TOPIC} if order in FOCUSED else {}
+    Crawl(CrawlConfig(seeds=tuple(seeds), out=out, order=order, progress=False,
+                      **extra, **options)).run()
+    return list(csv.DictReader(open(out / "index.csv", encoding="utf-8")))
+
+
+def bfs_over_edges(out, seeds):
+    """url -> shortest link distance from the seeds over edges.csv."""
+    links = defaultdict(list)
+    with open(out / "edges.csv", encoding="utf-8") as f:
+        for edge in csv.DictReader(f):
+            links[edge["from_url"]].append(edge["to_url"])
+    return bfs_levels(links, seeds)
+
+
+@pytest.fixture(scope="module")
+def demo_bfs(tmp_path_factory, demo_site):
+    from demosite import DemoServer
+    with DemoServer(demo_site) as server:
+        out = tmp_path_factory.mktemp("bfs")
+        rows = crawl([server.url], out, "bfs", delay=0, max_depth=6, max_pages=0)
+    return {r["url"][len(server.url):]: int(r["level"]) for r in rows}
+
+
+@pytest.mark.parametrize("order, params", [(name, ()) for name in NAMES if name != "bfs"]
+                         + [("importance", ("pagerank_every=25", "a=2")), ("aco", ("q0=0.5", "seed=3"))])
+def test_every_order_gives_the_demo_sites_bfs_levels(order, params, demo_server, demo_bfs, tmp_path):
+    rows = crawl([demo_server.url], tmp_path, order, delay=0, max_depth=6, max_pages=0,
+                 order_params=params)
+    levels = {r["url"][len(demo_server.url):]: int(r["level"]) for r in rows}
+    assert levels == demo_bfs   # the same pages, at the same final levels, --max-depth 6 included
+    over_edges = bfs_over_edges(tmp_path, [demo_server.url])
+    assert all(int(r["level"]) == over_edges[r["url"]] for r in rows)
+    assert all(int(r["level_at_fetch"]) >= int(r["level"]) for r in rows)
+
+
+@pytest.fixture(scope="module")
+def hosts():
+    with many_hosts(first_address=140) as sites:
+        yield sites
+
+
+@pytest.mark.parametrize("order", NAMES)
+def test_politeness_and_levels_are_the_same_under_every_order(order, hosts, tmp_path):
+    roots, logs = hosts
+    for log in logs:
+        log.clear()
+    delay = 0.2
+    rows = crawl(roots[:1], tmp_path, order, delay=delay, max_depth=0, max_pages=0, scope="any")
+    over_edges = bfs_over_edges(tmp_path, roots[:1])
+    assert {r["url"]: int(r["level"]) for r in rows} == \
+        {url: level for url, level in over_edges.items() if url in {r["url"] for r in rows}}
+    assert len(rows) == len(over_edges) == 68   # every page of the six sites
+    for log in logs:
+        records = sorted(log.snapshot(), key=lambda r: r.time)
+        gaps = [(a.path, b.time - a.time) for a, b in zip(records, records[1:])]
+        # robots.txt opened the connection, which the crawler's clock counts
+        # and the server's does not (tests/manyhosts.py, SERVER_SIDE): on a
+        # loaded machine that first gap is the one that can come out short.
+        assert min(gap for path, gap in gaps if path != "/robots.txt") >= SERVER_SIDE * delay
+        assert min(gap for _, gap in gaps) >= 0.5 * delay
+
+
+class Readiness:
+    """Hosts ready at fixed times, one slot each: the frontier's only view of politeness."""
+
+    def __init__(self, at=None):
+        self.at = dict(at or {})
+        self.busy = set()
+
+    def ready_at(self, host):
+        return float("inf") if host in self.busy else self.at.get(host, 0.0)
+
+    def try_start(self, host, now):
+        if host in self.busy or self.at.get(host, 0.0) > now:
+            return False
+        self.busy.add(host)
+        return True
+
+
+def host_of(url):
+    return url.split("/")[2]
+
+
+class Fixed:
+    """An order whose priorities the test sets."""
+    def __init__(self):
+        self.value = {}
+
+    def added(self, item):
+        pass
+
+    def priority(self, item_id):
+        return self.value.get(item_id, 0.0)
+
+    def explore(self):
+        return False
+
+
+def test_the_best_ready_url_goes_first_and_politeness_says_when():
+    order = Fixed()
+    ready = Readiness({"b": 5.0})
+    frontier = OrderedFrontier(host_of, ready, order)
+    order.value = {0: 1.0, 1: 3.0, 2: 2.0}
+    frontier.push([QueuedUrl(0, "http://a/0", 0, None), QueuedUrl(1, "http://b/1", 0, None),
+                   QueuedUrl(2, "http://a/2", 0, None)])
+    assert [i.id for i in frontier.pop(3, now=0.0)] == [2]   # b, the best, may not start yet
+    assert frontier.pop(3, now=0.0) == []   # a's one slot is busy
+    assert frontier.next_ready(0.0) == 5.0   # b's time
+    ready.busy.clear()
+    frontier.fetched(QueuedUrl(2, "http://a/2", 0, None))
+    assert frontier.next_ready(0.0) == 0.0
+    order.value[0] = 9.0
+    frontier.rescore([0])
+    assert [i.id for i in frontier.pop(3, now=6.0)] == [0, 1]   # by priority, both ready
+
+
+def test_a_url_found_beyond_max_depth_is_queued_when_a_shorter_path_appears():
+    order = Fixed()
+    frontier = OrderedFrontier(host_of, Readiness(), order, max_depth=2)
+    frontier.push([QueuedUrl(0, "http://a/", 0, None), QueuedUrl(1, "http://a/1", 1, 0),
+                   QueuedUrl(2, "http://a/2", 2, 1), QueuedUrl(3, "http://a/3", 3, 2)])
+    assert frontier.deferred == 1 and frontier.levels[3] == 3
+    frontier.linked(1, [3])   # page 1 (level 1) links to it too
+    assert frontier.deferred == 0 and frontier.levels[3] == 2
+    frontier.linked(3, [2])
+    frontier.linked(0, [2])   # a shorter path to 2 goes on along 2's known out-links? none yet
+    assert list(frontier.levels) == [0, 1, 1, 2]
+
+
+def test_opic_moves_cash_and_keeps_the_total():
+    order = Opic()
+    frontier = OrderedFrontier(host_of, Readiness(), order)
+    order.bind(frontier)
+    frontier.push([QueuedUrl(0, "http://a/", 0, None), QueuedUrl(1, "http://a/1", 1, 0),
+                   QueuedUrl(2, "http://b/2", 1, 0)])
+    order.page(frontier._queue[0], [1, 2], [0.0, 0.0], None)
+    assert order.history[0] == 1.0 and order.cash_of(0) == pytest.approx(1 / 9)   # virtual page's
+    assert order.cash_of(1) == pytest.approx(1 / 3 + 1 / 9)
+    frontier.push([QueuedUrl(3, "http://a/3", 2, 1)])
+    order.page(frontier._queue[1], [3, 0], [0.0, 0.0], None)
+    assert order.total_cash() == pytest.approx(1.0)
+    # 2 holds a third of the seed's cash, 3 a third of what 1 had (a third of the seed's)
+    assert order.priority(2) > order.priority(3) > 0
+
+
+@pytest.mark.parametrize("name, params, problem", [
+    ("opic", {"a": "1"}, "opic has no parameter 'a'"),
+    ("importance", {"a": "x"}, "is not a number"),
+])
+def test_an_orders_parameters_are_checked(name, params, problem):
+    with pytest.raises(ValueError, match=problem):
+        make_order(name, params)
+
+
+def test_pagerank_of_a_small_graph():
+    from urllist.orders import pagerank
+    ranks = pagerank(4, {0: [1, 2], 1: [2], 2: [0]})   # 3 is known, not fetched: no links
+    assert sum(ranks) == pytest.approx(1.0)
+    assert ranks[2] > ranks[1] > ranks[3] and ranks[0] > ranks[1]
+
+
+def test_the_focused_orders_find_the_topic_sooner_than_bfs(demo_server, tmp_path):
+    """On the demo site, 60 pages with the sports section as topic."""
+    found = {}
+    for order in ("bfs", "best-first", "shark"):
+        Crawl(CrawlConfig(seeds=(demo_server.url,), out=tmp_path / order, delay=0, max_depth=6,
+                          max_pages=60, progress=False, order=order,
+                          topic="football sports match goal")).run()
+        rows = list(csv.DictReader(open(tmp_path / order / "index.csv", encoding="utf-8")))
+        assert all(r["relevance"] != "" for r in rows if r["html_path"])
+        found[order] = sum("/sports/" in r["url"] for r in rows)
+    assert found["best-first"] > found["bfs"] and found["shark"] > found["bfs"]

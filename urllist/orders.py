@@ -1,0 +1,373 @@
+"""Crawl orders for urllist.ordered.OrderedFrontier (``--order NAME``).
+
+An order scores URLs; the frontier hands out the best one whose host may
+start (politeness stays the frontier's and the gate's, the same for every
+order). Each order hears of every URL queued (``added``) and of every page
+fetched with its links (``page``), and tells the frontier which URLs it
+re-scored. Parameters come from ``--order-param KEY=VALUE``.
+
+- importance: I(P) = a*IB(P) + b*IL(P) + c/(1 + level). IB is the number of
+  fetched pages linking to P (or, with pagerank_every=k, a partial PageRank
+  of the graph fetched so far, recomputed every k pages and scaled to mean
+  1); IL scores the URL alone: 1 if the host ends in .com, 1 if "home" is in
+  the URL, and 1/(1 + number of path segments).
+- opic: Abiteboul et al.'s On-line Page Importance Computation. Every page
+  holds cash (the seeds share 1 each); fetching a page moves its cash, it is
+  not copied: the page's history keeps it, and it is split evenly among the
+  page's links and the virtual page, which gives its cash to every known
+  page alike. The URL with the most cash goes first.
+- best-first: R(l) = h1*R(anchor) + h2*R(parent), the link's TF-IDF
+  relevance to the topic (the target's own relevance, h3, is known only
+  once it is fetched, so best-first cannot use it; aco does). A URL's score
+  is its best link's.
+- best-n-first: best-first whose scores are applied in batches of n pages
+  (n = 256), as Pant et al.'s best-N-first.
+- shark: Shark-search (Hersovici et al.): a link inherits delta*R(parent)
+  from a relevant parent, or delta times the parent's own inherited score
+  from an irrelevant one (decay along irrelevant chains), blended with its
+  anchor's relevance: gamma*inherited + (1-gamma)*R(anchor).
+- aco: the ant-colony order. Each link into a URL carries pheromone tau
+  (tau0 at first; a new link starts with the trail that led to its page);
+  a fetched page of relevance C at depth D deposits C/D on every link of its
+  path from the seed, and all pheromone evaporates by rho per page. The
+  next URL is chosen by the pseudo-random proportional rule: with
+  probability q0 the best tau^alpha * eta^beta (eta = R(l) with h3 = the
+  parent's measured relevance as the target estimate), else one drawn in
+  proportion to it, from a seeded generator (seed=N) for repeatability.
+"""
+from __future__ import annotations
+
+import math
+import random
+import time
+from array import array
+from urllib.parse import urlsplit
+
+from urllist.queued import QueuedUrl
+
+SEED_PRIORITY = 1e9   # seeds first, in every order
+
+
+class Order:
+    """The contract: what an order hears and what it answers."""
+    name = ""
+    needs_topic = False
+    DEFAULTS: dict[str, float] = {}
+
+    def __init__(self, params: dict[str, str] | None = None) -> None:
+        self.p = dict(self.DEFAULTS)
+        for key, value in (params or {}).items():
+            if key not in self.DEFAULTS:
+                known = ", ".join(sorted(self.DEFAULTS)) or "none"
+                raise ValueError(f"{self.name} has no parameter {key!r} (it has: {known})")
+            try:
+                self.p[key] = float(value)
+            except ValueError:
+                raise ValueError(f"{self.name} parameter {key}={value!r} is not a number") from None
+        self.frontier = None
+        self.cpu_seconds = 0.0   # spent ordering (re-scoring, PageRank)
+        self._parent = array("q")
+
+    def bind(self, frontier) -> None:
+        self.frontier = frontier
+
+    def added(self, item: QueuedUrl) -> None:
+        self._parent.append(-1 if item.parent_id is None else item.parent_id)
+
+    def page(self, item: QueuedUrl, targets: list[int], anchor: list[float],
+             relevance: float | None) -> None:
+        """item was fetched; targets are the ids it links to (anchor[i]: the
+        relevance of the link to targets[i]'s anchor text, or 0.0)."""
+
+    def priority(self, item_id: int) -> float:
+        raise NotImplementedError
+
+    def explore(self) -> bool:
+        """True: choose this pop by ``choose`` instead of taking the best."""
+        return False
+
+    def _seed(self, item_id: int) -> bool:
+        return self._parent[item_id] < 0
+
+    def stats(self) -> dict:
+        return {"order": self.name, "params": self.p, "cpu_seconds": round(self.cpu_seconds, 4)}
+
+
+def _grow(values: array, size: int, fill: float = 0.0) -> None:
+    while len(values) < size:
+        values.append(fill)
+
+
+class Importance(Order):
+    name = "importance"
+    DEFAULTS = {"a": 1.0, "b": 1.0, "c": 1.0, "pagerank_every": 0.0}
+
+    def __init__(self, params=None) -> None:
+        super().__init__(params)
+        self.backlinks = array("d")
+        self._url_score = array("d")
+        self._fetched = 0
+
+    def added(self, item: QueuedUrl) -> None:
+        super().added(item)
+        _grow(self.backlinks, item.id + 1)
+        self._url_score.append(url_score(item.url))
+
+    def page(self, item, targets, anchor, relevance) -> None:
+        self._fetched += 1
+        every = int(self.p["pagerank_every"])
+        if every:
+            if self._fetched % every == 0:
+                self._pagerank()
+            return
+        for target in set(targets):
+            self.backlinks[target] += 1
+        self.frontier.rescore(set(targets))
+
+    def _pagerank(self) -> None:
+        started = time.process_time()
+        ranks = pagerank(len(self.backlinks), self.frontier.out_links())
+        n = len(ranks)
+        for i, rank in enumerate(ranks):
+            self.backlinks[i] = rank * n
+        self.cpu_seconds += time.process_time() - started
+        self.frontier.rescore(range(n))
+
+    def priority(self, item_id: int) -> float:
+        if self._seed(item_id):
+            return SEED_PRIORITY
+        level = self.frontier.levels[item_id]
+        return (self.p["a"] * self.backlinks[item_id] + self.p["b"] * self._url_score[item_id]
+                + self.p["c"] / (1 + level))
+
+
+def url_score(url: str) -> float:
+    """IL(P): what the URL string alone says of a page's importance."""
+    parts = urlsplit(url)
+    segments = [s for s in parts.path.split("/") if s]
+    return (float((parts.hostname or "").endswith(".com")) + float("home" in url.casefold())
+            + 1.0 / (1 + len(segments)))
+
+
+def pagerank(n: int, out_links: dict[int, list[int]], damping: float = 0.85,
+             iterations: int = 30) -> list[float]:
+    """PageRank of the n known pages over the links of the fetched ones
+    (pages without out-links spread their rank evenly)."""
+    if n == 0:
+        return []
+    rank = [1.0 / n] * n
+    for _ in range(iterations):
+        nxt = [(1 - damping) / n] * n
+        dangling = sum(rank[i] for i in range(n) if not out_links.get(i))
+        for source, targets in out_links.items():
+            if targets:
+                share = damping * rank[source] / len(targets)
+                for t in targets:
+                    nxt[t] += share
+        spread = damping * dangling / n
+        rank = [r + spread for r in nxt]
+    return rank
+
+
+class Opic(Order):
+    name = "opic"
+
+    def __init__(self, params=None) -> None:
+        super().__init__(params)
+        self.cash = array("d")
+        self.history = array("d")
+        self.virtual = 0.0       # the virtual page's cash
+        self._paid = 0.0         # what the virtual page gave each known page, in all
+        self._joined = array("d")   # _paid when the page became known: it got only what came later
+
+    def added(self, item: QueuedUrl) -> None:
+        super().added(item)
+        self.cash.append(1.0 if item.parent_id is None else 0.0)
+        self.history.append(0.0)
+        self._joined.append(self._paid)
+
+    def cash_of(self, item_id: int) -> float:
+        return self.cash[item_id] + self._paid - self._joined[item_id]
+
+    def page(self, item, targets, anchor, relevance) -> None:
+        cash = self.cash_of(item.id)
+        self.history[item.id] += cash
+        self.cash[item.id] = 0.0
+        self._joined[item.id] = self._paid
+        share = cash / (len(targets) + 1)
+        for target in targets:
+            self.cash[target] += share
+        self.virtual += share
+        # The virtual page links to every page: visited as often as a page
+        # is, it gives all its cash to every known page alike (which leaves
+        # their order as it is: the priority below omits the common part).
+        self._paid += self.virtual / len(self.cash)
+        self.virtual = 0.0
+        self.frontier.rescore(set(targets))
+
+    def total_cash(self) -> float:
+        """Conserved: the seeds' cash, wherever it went (the history only
+        records what each page passed on)."""
+        return sum(self.cash_of(i) for i in range(len(self.cash))) + self.virtual
+
+    def priority(self, item_id: int) -> float:
+        if self._seed(item_id):
+            return SEED_PRIORITY
+        return self.cash[item_id] - self._joined[item_id]
+
+
+class BestFirst(Order):
+    name = "best-first"
+    needs_topic = True
+    DEFAULTS = {"h1": 0.5, "h2": 0.5}
+
+    def __init__(self, params=None) -> None:
+        super().__init__(params)
+        self.score = array("d")
+        self.relevance = array("d")   # fetched pages' own relevance
+
+    def added(self, item: QueuedUrl) -> None:
+        super().added(item)
+        _grow(self.score, item.id + 1)
+        _grow(self.relevance, item.id + 1)
+
+    def link_score(self, anchor: float, parent: float) -> float:
+        h1, h2 = self.p["h1"], self.p["h2"]
+        return (h1 * anchor + h2 * parent) / ((h1 + h2) or 1.0)
+
+    def page(self, item, targets, anchor, relevance) -> None:
+        self.relevance[item.id] = relevance or 0.0
+        changed = self._score_links(item, targets, anchor, relevance or 0.0)
+        self._rescore(changed)
+
+    def _score_links(self, item, targets, anchor, relevance) -> set[int]:
+        changed = set()
+        for target, a in zip(targets, anchor):
+            value = self.link_score(a, relevance)
+            if value > self.score[target]:
+                self.score[target] = value
+                changed.add(target)
+        return changed
+
+    def _rescore(self, changed) -> None:
+        self.frontier.rescore(changed)
+
+    def priority(self, item_id: int) -> float:
+        return SEED_PRIORITY if self._seed(item_id) else self.score[item_id]
+
+
+class BestNFirst(BestFirst):
+    name = "best-n-first"
+    DEFAULTS = {**BestFirst.DEFAULTS, "n": 256.0}
+
+    def __init__(self, params=None) -> None:
+        super().__init__(params)
+        self._pages = 0
+        self._placed = array("d")   # the score the frontier orders by; nan: not placed yet
+
+    def added(self, item: QueuedUrl) -> None:
+        super().added(item)
+        _grow(self._placed, item.id + 1, math.nan)
+
+    def _rescore(self, changed) -> None:
+        fresh = [t for t in changed if math.isnan(self._placed[t])]
+        for t in fresh:   # a URL new since the last batch goes in by its first score
+            self._placed[t] = self.score[t]
+        self.frontier.rescore(fresh)
+        self._pages += 1
+        if self._pages % max(int(self.p["n"]), 1) == 0:   # the next batch: every score applied
+            started = time.process_time()
+            self._placed = array("d", self.score)
+            self.frontier.rescore(range(len(self._placed)))
+            self.cpu_seconds += time.process_time() - started
+
+    def priority(self, item_id: int) -> float:
+        if self._seed(item_id):
+            return SEED_PRIORITY
+        placed = self._placed[item_id]
+        return 0.0 if math.isnan(placed) else placed
+
+
+class Shark(BestFirst):
+    name = "shark"
+    DEFAULTS = {"delta": 0.5, "gamma": 0.5, "threshold": 0.0}
+
+    def __init__(self, params=None) -> None:
+        super().__init__(params)
+        self.inherited = array("d")
+
+    def added(self, item: QueuedUrl) -> None:
+        super().added(item)
+        _grow(self.inherited, item.id + 1)
+
+    def _score_links(self, item, targets, anchor, relevance) -> set[int]:
+        delta, gamma = self.p["delta"], self.p["gamma"]
+        inherit = delta * (relevance if relevance > self.p["threshold"] else self.inherited[item.id])
+        changed = set()
+        for target, a in zip(targets, anchor):
+            self.inherited[target] = max(self.inherited[target], inherit)
+            value = gamma * inherit + (1 - gamma) * a
+            if value > self.score[target]:
+                self.score[target] = value
+                changed.add(target)
+        return changed
+
+
+class Aco(BestFirst):
+    name = "aco"
+    DEFAULTS = {**BestFirst.DEFAULTS, "h3": 0.0, "alpha": 1.0, "beta": 2.0, "rho": 0.1,
+                "q0": 0.9, "tau0": 1.0, "seed": 0.0}
+
+    def __init__(self, params=None) -> None:
+        super().__init__(params)
+        self.tau = array("d")       # pheromone on the best link into each URL, in units of _scale
+        self._scale = 1.0           # evaporation so far: tau_true = tau * _scale
+        self.rng = random.Random(int(self.p["seed"]))
+
+    def added(self, item: QueuedUrl) -> None:
+        super().added(item)
+        trail = self.tau[item.parent_id] if item.parent_id is not None else self.p["tau0"] / self._scale
+        self.tau.append(max(trail, self.p["tau0"] / self._scale))
+
+    def link_score(self, anchor: float, parent: float) -> float:
+        h1, h2, h3 = self.p["h1"], self.p["h2"], self.p["h3"]
+        # h3: the target is not fetched yet; its parent's relevance stands for it
+        return (h1 * anchor + (h2 + h3) * parent) / ((h1 + h2 + h3) or 1.0)
+
+    def page(self, item, targets, anchor, relevance) -> None:
+        self._scale *= 1 - self.p["rho"]
+        depth = max(self.frontier.levels[item.id], 1)
+        deposit = (relevance or 0.0) / depth / self._scale
+        node = item.id
+        while node >= 0:   # the ant's path back to its seed
+            self.tau[node] += deposit
+            node = self._parent[node]
+        super().page(item, targets, anchor, relevance)
+
+    def weight(self, item_id: int) -> float:
+        tau = self.tau[item_id] * self._scale
+        eta = max(self.score[item_id], 1e-6)
+        return tau ** self.p["alpha"] * eta ** self.p["beta"]
+
+    def priority(self, item_id: int) -> float:
+        if self._seed(item_id):
+            return SEED_PRIORITY
+        # log keeps the scale of evaporation out of the heap's comparisons
+        return math.log(self.tau[item_id]) * self.p["alpha"] + \
+            math.log(max(self.score[item_id], 1e-6)) * self.p["beta"]
+
+    def explore(self) -> bool:
+        return self.rng.random() >= self.p["q0"]
+
+    def choose(self, candidates: list[int]) -> int:
+        """One of the candidate URLs, drawn in proportion to tau^alpha * eta^beta."""
+        weights = [self.weight(i) for i in candidates]
+        return self.rng.choices(range(len(candidates)), weights=weights)[0]
+
+
+ORDERS = {cls.name: cls for cls in (Importance, Opic, BestFirst, BestNFirst, Shark, Aco)}
+NAMES = ("bfs", *ORDERS)   # bfs: urllist.hosts.HostFrontier, the level-by-level crawl
+
+
+def make_order(name: str, params: dict[str, str] | None = None) -> Order:
+    return ORDERS[name](params)
