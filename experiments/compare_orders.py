@@ -29,7 +29,7 @@ Parts (``--part``, repeatable):
 4. paper: the ant-colony paper's figures: precision and recall against
    pages fetched, 2,000 to 14,000, on a web with 14,000 relevant pages.
 
-Outputs in --out: tuning.csv, runs.csv (one row per crawl and checkpoint),
+Outputs in --out: tuning.csv, results.csv (one row per crawl and checkpoint),
 results.md (the tables, also printed), run.json, and with matplotlib
 importance.png, focused_harvest.png, focused_recall.png and paper.png.
 
@@ -560,7 +560,7 @@ def _write(out: Path, session: Session, parts: Sequence[str], plots: bool, start
     out.mkdir(parents=True, exist_ok=True)
     info = run_info("compare_orders", "generated webs (experiments/webgen.py), served on 127.0.0.60+ and crawled "
                     f"with --delay 0 by the crawler at {crawler_version()}; parts: " + ", ".join(parts), None)
-    write_csv(out / "runs.csv", RUN_COLUMNS, session.rows)
+    write_csv(out / "results.csv", RUN_COLUMNS, session.rows)
     if session.tuning:
         write_csv(out / "tuning.csv", ["order", "params", "objective", "score"], session.tuning)
     body = "\n\n".join(t for t in (tuning_table(session.tuning), importance_tables(session.rows),

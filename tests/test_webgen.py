@@ -188,7 +188,7 @@ def test_compare_orders_quick_writes_its_tables(tmp_path):
     result = CliRunner().invoke(compare_orders.main, ["--quick", "--orders", "bfs", "--part", "importance",
                                                       "--part", "focused", "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
-    with (tmp_path / "runs.csv").open(newline="") as file:
+    with (tmp_path / "results.csv").open(newline="") as file:
         rows = list(csv.DictReader(file))
     assert {row["part"] for row in rows} == {"importance", "focused"}
     assert {row["order"] for row in rows} == {"bfs"}
