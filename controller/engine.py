@@ -535,10 +535,12 @@ class Crawl:
         scores = digest.link_relevance or (0.0,) * len(digest.links)
         known = [(frontier.id_of(url), score) for url, score in zip(digest.links, scores)]
         targets = [target for target, _ in known if target is not None]
+        started = time.thread_time()
         frontier.linked(item.id, targets)
         if not duplicate:
             anchors = [score for target, score in known if target is not None]
             frontier.order.page(item, targets, anchors, digest.relevance)
+        frontier.order.cpu_seconds += time.thread_time() - started   # what ordering costs
         return new
 
     def _commit_shared(self, item: QueuedUrl, visit: Visit, digest: Digest):

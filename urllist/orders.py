@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import math
 import random
-import time
 from array import array
 from urllib.parse import urlsplit
 
@@ -65,7 +64,7 @@ class Order:
             except ValueError:
                 raise ValueError(f"{self.name} parameter {key}={value!r} is not a number") from None
         self.frontier = None
-        self.cpu_seconds = 0.0   # spent ordering (re-scoring, PageRank)
+        self.cpu_seconds = 0.0   # spent ordering: scoring, re-scoring, PageRank (the engine counts)
         self._parent = array("q")
 
     def bind(self, frontier) -> None:
@@ -125,12 +124,10 @@ class Importance(Order):
         self.frontier.rescore(set(targets))
 
     def _pagerank(self) -> None:
-        started = time.process_time()
         ranks = pagerank(len(self.backlinks), self.frontier.out_links())
         n = len(ranks)
         for i, rank in enumerate(ranks):
             self.backlinks[i] = rank * n
-        self.cpu_seconds += time.process_time() - started
         self.frontier.rescore(range(n))
 
     def priority(self, item_id: int) -> float:
@@ -276,10 +273,8 @@ class BestNFirst(BestFirst):
         self.frontier.rescore(fresh)
         self._pages += 1
         if self._pages % max(int(self.p["n"]), 1) == 0:   # the next batch: every score applied
-            started = time.process_time()
             self._placed = array("d", self.score)
             self.frontier.rescore(range(len(self._placed)))
-            self.cpu_seconds += time.process_time() - started
 
     def priority(self, item_id: int) -> float:
         if self._seed(item_id):
