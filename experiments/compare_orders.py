@@ -114,12 +114,13 @@ class Run:
 
 # -- crawling ----------------------------------------------------------------------------
 
-def crawl(served: ServedWeb, order: str, params: Sequence[str], budget: int, work: Path) -> Run:
+def crawl(served: ServedWeb, order: str, params: Sequence[str], budget: int, work: Path,
+          workers: int = 8) -> Run:
     """One real crawl of the served web; its directory is removed once read."""
     out, topic = work / "crawl", work / "topic.txt"
     topic.write_text(served.web.topic_text + "\n", encoding="utf-8")
     started, cpu = time.perf_counter(), _children_cpu()
-    result = subprocess.run(_command(served.seed_url, out, order, params, budget, topic),
+    result = subprocess.run(_command(served.seed_url, out, order, params, budget, topic, workers),
                             capture_output=True, text=True)
     seconds, cpu = time.perf_counter() - started, _children_cpu() - cpu
     if result.returncode != 0:
@@ -139,10 +140,11 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _command(seed_url: str, out: Path, order: str, params: Sequence[str], budget: int, topic: Path) -> list[str]:
+def _command(seed_url: str, out: Path, order: str, params: Sequence[str], budget: int, topic: Path,
+             workers: int) -> list[str]:
     command = [CRAWLER, "crawl", seed_url, "--out", str(out), "--overwrite", "--quiet",
                "--max-pages", str(budget), "--max-depth", "0", "--delay", "0", "--scope", "any",
-               "--content-dedup", "off"]
+               "--content-dedup", "off", "--workers", str(workers)]
     if _has_orders():
         command += ["--order", order, "--topic-file", str(topic)]
         command += [arg for param in params for arg in ("--order-param", param)]
@@ -248,13 +250,14 @@ class Session:
     chosen: dict[str, tuple[str, ...]]
     rows: list[dict]
     tuning: list[dict]
+    workers: int = 8
 
     def run_web(self, part: str, spec: WebSpec, orders: Sequence[str], budget: int,
                 points: Sequence[int]) -> list[dict]:
         web, rows = generate(spec), []
         with serve_web(web) as served:
             for order in orders:
-                run = crawl(served, order, self.chosen.get(order, ()), budget, self.work)
+                run = crawl(served, order, self.chosen.get(order, ()), budget, self.work, self.workers)
                 rows += run_rows(part, run, points)
                 _progress(part, run)
         self.rows += rows
@@ -278,7 +281,7 @@ def tune(session: Session, importance_spec: WebSpec, focused_spec: WebSpec) -> N
             web = generate(replace(spec, seed=seed))
             with serve_web(web) as served:
                 for params in grid:
-                    run = crawl(served, order, params, _budget([budget]), session.work)
+                    run = crawl(served, order, params, _budget([budget]), session.work, session.workers)
                     row = measures(run, Truth.of(web), [budget])[0]
                     scores[params].append(row["top10"] if order in ("importance", "opic") else row["harvest"])
         for params, values in scores.items():
@@ -520,10 +523,14 @@ RUN_COLUMNS = ["part", "web_seed", "pages", "relevant", "p_local", "anchor_quali
 @click.option("--focused-webs", default=3, show_default=True, help="Focused part: webs per sweep setting.")
 @click.option("--focused-pages", default=2000, show_default=True, help="Pages of each focused web.")
 @click.option("--paper-webs", default=2, show_default=True, help="Paper part: webs of PAPER_SPEC's shape.")
+@click.option("--workers", default=8, show_default=True,
+              help="The crawler's --workers. With 8 (its default) every host with a queued URL is kept busy, "
+                   "so each host gets its share of the fetches whatever the order; 1 lets the order alone choose.")
 @click.option("--quick", is_flag=True, help="Tiny webs and one sweep setting: a smoke run in seconds.")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("experiments/results/orders"),
               show_default=True)
-def main(parts, orders, webs, importance_pages, focused_webs, focused_pages, paper_webs, quick, out) -> None:
+def main(parts, orders, webs, importance_pages, focused_webs, focused_pages, paper_webs, workers, quick,
+         out) -> None:
     """Crawl orders on generated labelled webs, crawled for real on loopback."""
     started = time.perf_counter()
     plots = plotting_available()
@@ -533,7 +540,7 @@ def main(parts, orders, webs, importance_pages, focused_webs, focused_pages, pap
                                                                 QUICK["focused_pages"], 1)
         paper_spec, points, paper_webs, sweep = QUICK["paper"], QUICK["paper_points"], 1, QUICK["sweep"]
     with tempfile.TemporaryDirectory(prefix="orders-") as work:
-        session = Session(Path(work), tuple(o.strip() for o in orders.split(",") if o.strip()), {}, [], [])
+        session = Session(Path(work), tuple(o.strip() for o in orders.split(",") if o.strip()), {}, [], [], workers)
         if "tune" in parts:
             tune(session, WebSpec(pages=importance_pages), replace(TUNING_SPEC, pages=focused_pages))
         if "importance" in parts:
@@ -546,8 +553,13 @@ def main(parts, orders, webs, importance_pages, focused_webs, focused_pages, pap
 
 
 def crawler_version() -> str:
-    """The commit the crawler's packages are at, and which of them differ from it in the work tree."""
+    """The commit the crawler's packages are at, and which of them differ from it in the work tree
+    (or the directory they are imported from, when PYTHONPATH puts a fixed tree first)."""
     root = Path(__file__).resolve().parent.parent
+    found = subprocess.run([sys.executable, "-c", "import controller; print(controller.__file__)"],
+                           capture_output=True, text=True, cwd=tempfile.gettempdir()).stdout.strip()
+    if found and Path(found).resolve().parent.parent != root:
+        return f"the packages in {Path(found).resolve().parent.parent}"
     git = ["git", "-C", str(root)]
     commit = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     changed = subprocess.run([*git, "status", "--porcelain", "--", *CRAWLER_PACKAGES],
@@ -559,7 +571,8 @@ def crawler_version() -> str:
 def _write(out: Path, session: Session, parts: Sequence[str], plots: bool, started: float) -> None:
     out.mkdir(parents=True, exist_ok=True)
     info = run_info("compare_orders", "generated webs (experiments/webgen.py), served on 127.0.0.60+ and crawled "
-                    f"with --delay 0 by the crawler at {crawler_version()}; parts: " + ", ".join(parts), None)
+                    f"with --delay 0 --workers {session.workers} by the crawler at {crawler_version()}; parts: "
+                    + ", ".join(parts), None)
     write_csv(out / "results.csv", RUN_COLUMNS, session.rows)
     if session.tuning:
         write_csv(out / "tuning.csv", ["order", "params", "objective", "score"], session.tuning)
@@ -567,7 +580,7 @@ def _write(out: Path, session: Session, parts: Sequence[str], plots: bool, start
                                    focused_tables(session.rows), paper_tables(session.rows)) if t)
     write_markdown(out / "results.md", "Crawl orders on generated webs", info, body)
     write_json(out / "run.json", info, {"seconds": round(time.perf_counter() - started, 1),
-                                        "orders": list(session.orders),
+                                        "orders": list(session.orders), "workers": session.workers,
                                         "chosen": {k: list(v) for k, v in session.chosen.items()}})
     if plots:
         plot_all(out, session.rows)
