@@ -270,6 +270,7 @@ class Crawl:
         n = limits.workers - fetching
         if self._local_budget:
             n = min(n, limits.max_pages - self._handed_out)
+            self.frontier.budget = limits.max_pages - self._handed_out
         batch = self.frontier.pop(n, self._gate.clock())
         for item in batch:
             if item.id < 0:
@@ -347,12 +348,15 @@ class Crawl:
         limits = self.config
         if self.shared or self.stop_reason or (limits.max_depth and bound > limits.max_depth):
             return   # a shared crawl fetches nothing it has not leased
+        if limits.max_pages:
+            # A page budget may end before the URLs that come first in
+            # breadth-first order are even found; a page fetched for a
+            # level beyond them could never be recorded.
+            return
         for item in self._speculation.evict(self.frontier.current_level):
             self.frontier.unspeculate(item)
         with self._seen_lock:
             for url in links:
-                if limits.max_pages and self._handed_out + len(self._speculation) >= limits.max_pages:
-                    return
                 if (self._speculation.wants(url) and url not in self.seen
                         and self.traps.would_admit(url)):
                     self._speculation.add(self.frontier.speculate(url, host_key(url)), bound)

@@ -196,3 +196,28 @@ def test_speculative_fetches_keep_to_max_depth_and_max_pages(tmp_path, limit):
     else:
         assert stats["urls"] == 10 and len(rows_of(tmp_path / "out")) == 10
         assert len(requests) <= 10
+
+
+def test_a_page_budget_records_every_page_it_requests(tmp_path):
+    """--max-pages ending inside a level while pages of the next one were
+    fetched ahead: the budget goes to the open level first, so every page
+    asked for gets its row (none parked for a level that never closes)."""
+    def site(slow):
+        def answer(request):
+            if request.path == "/robots.txt":
+                return Response(404, {"Content-Type": "text/plain"}, b"")
+            if slow:
+                time.sleep(0.05)   # a slow server: its level-1 pages come in late
+            if request.path == "/":
+                return html(f"{slow}" + "".join(f'<a href="/{i}">{i}</a>' for i in range(20)))
+            return html(f"{slow}" + "".join(f'<a href="{request.path}/{j}">{j}</a>' for j in range(3)))
+        return answer
+    with serve(site(True)) as (a_url, a_log), serve(site(False)) as (b_url, b_log):
+        stats = Crawl(CrawlConfig(seeds=(a_url, b_url), out=tmp_path / "out", delay=0.01,
+                                  processes=0, scope="any", max_depth=0, max_pages=30,
+                                  progress=False)).run()
+        requests = [r for log in (a_log, b_log) for r in log.snapshot() if r.path != "/robots.txt"]
+    rows = rows_of(tmp_path / "out")
+    assert len(rows) == stats["urls"] == 30
+    assert len(requests) == 30
+    assert max(int(r["level"]) for r in rows) == 1   # the first 30 in breadth-first order

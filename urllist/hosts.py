@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import heapq
 from array import array
+from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Protocol
 
@@ -99,6 +100,12 @@ class HostFrontier(TotalQueue):
         self._withdrawn: set[int] = set()                   # speculative ids no longer wanted
         self._stalled: set[str] = set()                     # hosts with work whose slots were busy
         self._spec_seq = 0
+        self._waiting_by_level: Counter[int] = Counter()   # URLs in the chains, per level
+        # URLs the crawl may still hand out (--max-pages); None: no limit.
+        # The open level's go first: fetching ahead spends only what they
+        # leave, so no page is fetched for a level that the budget keeps
+        # from ever closing (it could never be recorded).
+        self.budget: int | None = None
 
     # -- the total queue ------------------------------------------------------
     @property
@@ -163,13 +170,18 @@ class HostFrontier(TotalQueue):
     # -- handing out ------------------------------------------------------------
     def pop(self, n: int, now: float) -> list[QueuedUrl]:
         """Up to n URLs whose host may start now, each with a slot reserved on
-        its host; open-level hosts first, then (within max_ahead) the next level's."""
+        its host; open-level hosts first, then (within max_ahead and what the
+        budget leaves) the next level's, then speculative ones."""
         self._close_levels()
         items: list[QueuedUrl] = []
         level = self.current_level
+        unlimited = self.budget is None
+        room = {level: n, level + 1: 0 if unlimited else self.budget - self._waiting_by_level[level],
+                SPECULATIVE: n}
         for k in (level, level + 1, SPECULATIVE):
             heap = self._heaps.get(k)
-            while len(items) < n and (k != level + 1 or self._ahead < self._max_ahead):
+            while len(items) < n and (k != level + 1 or self._ahead < self._max_ahead) \
+                    and (unlimited or room[k] > 0):
                 first = self._first_live(heap)
                 if first is None or first > now:
                     break
@@ -177,6 +189,7 @@ class HostFrontier(TotalQueue):
                 if item is not None:
                     items.append(item)
                     self._ahead += item.level > level
+                    room[k] -= 1
         return items
 
     def next_ready(self, now: float) -> float | None:
@@ -232,6 +245,7 @@ class HostFrontier(TotalQueue):
     # -- inside -------------------------------------------------------------------
     def _wait(self, item: QueuedUrl, host: str) -> None:
         """Append item to host's chain (and schedule the host if it was idle)."""
+        self._waiting_by_level[item.level] += 1
         tail = self._tail.get(host, NONE)
         if tail == NONE:
             self._head[host] = item.id
@@ -246,6 +260,7 @@ class HostFrontier(TotalQueue):
         """Put an item handed out before back into host's chain in id order, so a
         level's URLs never wait behind the next level's (a requeue is rare: a
         retry, a redirect, a host's first robots.txt; the walk is short)."""
+        self._waiting_by_level[self._queue[item_id].level] += 1
         previous, current = NONE, self._head.get(host, NONE)
         while current != NONE and current < item_id:
             previous, current = current, self._next[current]
@@ -290,6 +305,7 @@ class HostFrontier(TotalQueue):
         else:
             self._head[host] = following
         self._not_before.pop(host, None)
+        self._waiting_by_level[self._queue[head].level] -= 1
         self._reserved[head] = host
         self._schedule(host)   # per-host > 1: it may have another slot
         return self._queue[head]
