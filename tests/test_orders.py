@@ -2,6 +2,7 @@
 site with final levels equal to a BFS over its own edges.csv, with the same
 politeness (the servers' logs); the frontier's and the orders' own rules."""
 import csv
+import json
 from collections import defaultdict
 
 import pytest
@@ -192,3 +193,17 @@ def test_the_focused_orders_find_the_topic_sooner_than_bfs(demo_server, tmp_path
         assert all(r["relevance"] != "" for r in rows if r["html_path"])
         found[order] = sum("/sports/" in r["url"] for r in rows)
     assert found["best-first"] > found["bfs"] and found["shark"] > found["bfs"]
+
+
+def test_the_report_counts_an_orders_level_corrections(demo_server, tmp_path):
+    from controller.readers.report import build_report, render_report
+    from controller.readers.report import summary_lines
+    crawl([demo_server.url], tmp_path, "importance", delay=0, max_depth=3, max_pages=0)
+    stats = json.loads((tmp_path / "stats.json").read_text(encoding="utf-8"))
+    corrections = stats["order"]["level_corrections"]
+    assert corrections > 0   # the demo site has shorter paths found late under this order
+    report = build_report(tmp_path)
+    assert report.order == stats["order"]
+    line = f"importance: {corrections} level corrections"
+    assert line in render_report(report, "text")
+    assert any(line in text for text in summary_lines(stats, tmp_path))

@@ -113,9 +113,16 @@ def _extra_files(stats: dict) -> str:
     return "".join(f" {name}" for name in names)
 
 
+def order_text(order: dict) -> str:
+    """A crawl order's line: its name, the levels it corrected, what ordering cost."""
+    return (f"{order['order']}: {order['level_corrections']} level corrections (a shorter path "
+            f"found after the URL), {order['deferred_beyond_depth']} URLs only beyond --max-depth, "
+            f"ordering CPU {order['cpu_seconds']:.3f} s")
+
+
 def _content_lines(stats: dict) -> list[str]:
     content = stats.get("content") or {}
-    lines = []
+    lines = [f"order:   {order_text(stats['order'])}"] if stats.get("order") else []
     if content.get("mode", "off") != "off":
         near = (f", {content['near_duplicates']} near duplicates"
                 if content["mode"] == "near" else "")
@@ -245,6 +252,7 @@ class Report:
     running: bool | None = None       # a crawl holds the directory's lock now; None: it has no lock file
     pid: int | None = None            # the process of that crawl
     settings: dict | None = None      # state/settings.json: the crawl's settings, as CrawlConfig's fields
+    order: dict | None = None         # stats.json "order": a crawl order other than bfs, its corrections
 
 
 # -- building it --------------------------------------------------------------
@@ -279,7 +287,8 @@ def build_report(crawl_dir: Path, *, top: int = TOP_LINKS) -> Report:
         top_out_links=_top(files.links.out_links, top, rows),
         dedup=(files.stats or {}).get("dedup"), skipped_links=(files.stats or {}).get("skipped_links"),
         content=_content(files.stats),
-        timeline=_timeline(runs), running=running, pid=pid, settings=files.settings)
+        timeline=_timeline(runs), running=running, pid=pid, settings=files.settings,
+        order=(files.stats or {}).get("order"))
 
 
 def crawl_process(crawl_dir: Path) -> tuple[bool | None, int | None]:
@@ -560,6 +569,8 @@ def _overview(report: Report) -> Table:
             ("totals", f"{report.urls} URLs fetched, {pages}, {report.errors} errors"
                        + (f", {report.robots_denied} denied by robots.txt" if report.robots_denied else "")
                        + f", {report.bytes / 1024:.0f} KB of bodies")]
+    if report.order:
+        rows.append(("order", order_text(report.order)))
     return Table("Overview", ("", ""), tuple(rows))
 
 
