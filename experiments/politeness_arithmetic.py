@@ -8,11 +8,14 @@ is bounded twice (Little's law: pages in flight = rate x time per page):
     pages/s <= hosts with work / host period    (every host at its pace)
 
 The host period is the time between two starts on one host.  The
-crawler's gate (getpage.politeness) measures the delay from start to
-start, and one request per host is in flight at a time, so the period is
-max(delay, fetch): at one page per 30 s, 100 pages/s needs 3,000 hosts
-with URLs waiting.  The design notes' delay + fetch is the period of a
-gate that waits the delay after each fetch *ends*; both are reported.
+crawler's gate (getpage.politeness) measures the delay from the later of
+a request's start and the server's answer (its headers), and one request
+per host is in flight at a time, so the period is max(delay + answer,
+fetch). The simulation's server answers at once and spends the fetch
+time sending the body, so the period is max(delay, fetch): at one page
+per 30 s, 100 pages/s needs 3,000 hosts with URLs waiting.  The design
+notes' delay + fetch is the period of a gate that waits the delay after
+each fetch *ends*; both are reported.
 
 Everything runs on a simulated clock, no network and no sleeping: the real
 ``urllist.HostFrontier`` (which host goes next) and the real

@@ -448,6 +448,8 @@ class Fetcher:
                 return _Hop(FetchResult(url=url, final_url=url, error=str(exc)))
             except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
                 return _Hop(FetchResult(url=url, final_url=url, error=self._describe(exc)))
+            finally:
+                self._gate.answered(host)   # the next request's interval counts from here too
             tap = self._tap(response)
             try:
                 hop = self._read(url, response, deadline, tap)
@@ -651,6 +653,7 @@ class Fetcher:
             except _Failure as failure:
                 return _Hop(FetchResult(url=url, final_url=url, error=failure.error))
         finally:
+            self._gate.answered(host)
             self._gate.release(host)
 
     def _robots_answer(self, url: str, response: urllib3.BaseHTTPResponse, deadline: float) -> _Hop:

@@ -134,6 +134,16 @@ class PolitenessGate:
             state = self._state(host)
             state.last_start = max(state.last_start or float("-inf"), self._clock())
 
+    def answered(self, host: str) -> None:
+        """The server answered the request on one of host's slots (or it
+        failed): the interval counts from here too. A request stamped at
+        ``started`` can leave the machine later (a thread held up, a
+        connection opening), unseen by this clock; the answer never comes
+        before the server had the request, so the server sees the interval."""
+        with self._lock:
+            state = self._state(host)
+            state.last_start = max(state.last_start or float("-inf"), self._clock())
+
     def clock(self) -> float:
         return self._clock()
 

@@ -3,7 +3,11 @@ site with final levels equal to a BFS over its own edges.csv, with the same
 politeness (the servers' logs); the frontier's and the orders' own rules."""
 import csv
 import json
+import os
+import subprocess
+import sys
 from collections import defaultdict
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +19,7 @@ from urllist.ordered import OrderedFrontier
 from urllist.orders import NAMES, Opic, make_order
 from urllist.queued import QueuedUrl
 
+ROOT = Path(__file__).resolve().parent.parent
 TOPIC = "football travel story news"   # words the demo site's pages use
 FOCUSED = {"best-first", "best-n-first", "shark", "aco"}
 
@@ -68,19 +73,24 @@ def test_politeness_and_levels_are_the_same_under_every_order(order, hosts, tmp_
     for log in logs:
         log.clear()
     delay = 0.2
-    rows = crawl(roots[:1], tmp_path, order, delay=delay, max_depth=0, max_pages=0, scope="any")
+    # A process of its own, as a user runs it: in this one, the servers'
+    # threads would wait for the interpreter lock behind the crawler's and
+    # stamp requests late, which makes gaps look shorter than they were.
+    topic = ("--topic", TOPIC) if order in FOCUSED else ()
+    done = subprocess.run([sys.executable, "-m", "controller", "crawl", roots[0], "--out",
+                           str(tmp_path), "--order", order, *topic, "--delay", str(delay),
+                           "--max-depth", "0", "--max-pages", "0", "--scope", "any", "--quiet"],
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    rows = list(csv.DictReader(open(tmp_path / "index.csv", encoding="utf-8")))
     over_edges = bfs_over_edges(tmp_path, roots[:1])
     assert {r["url"]: int(r["level"]) for r in rows} == \
         {url: level for url, level in over_edges.items() if url in {r["url"] for r in rows}}
     assert len(rows) == len(over_edges) == 68   # every page of the six sites
     for log in logs:
-        records = sorted(log.snapshot(), key=lambda r: r.time)
-        gaps = [(a.path, b.time - a.time) for a, b in zip(records, records[1:])]
-        # robots.txt opened the connection, which the crawler's clock counts
-        # and the server's does not (tests/manyhosts.py, SERVER_SIDE): on a
-        # loaded machine that first gap is the one that can come out short.
-        assert min(gap for path, gap in gaps if path != "/robots.txt") >= SERVER_SIDE * delay
-        assert min(gap for _, gap in gaps) >= 0.5 * delay
+        times = sorted(r.time for r in log.snapshot())
+        assert min(b - a for a, b in zip(times, times[1:])) >= SERVER_SIDE * delay
 
 
 class Readiness:

@@ -912,6 +912,9 @@ class RedisGate:
             # could go out next to another worker's, so ask first (WorkerFenced).
             self._op("ready", host)
 
+    def answered(self, host: str) -> None:
+        """Nothing to tell Redis: the interval counts from the slot's release, later still."""
+
     def _per_host(self) -> int:
         if self._per_host_cached is None:
             self._per_host_cached = int(self._shared.call(
