@@ -534,17 +534,19 @@ class Crawl:
         """Another order than bfs: every new link is queued (one beyond
         --max-depth waits in the frontier for a shorter path), known ones
         may lower levels, and the order hears of the page."""
-        frontier = self.frontier
-        new = [] if duplicate else self._enqueue(digest.links, frontier.levels[item.id] + 1, item.id)
+        frontier, order = self.frontier, self.frontier.order
         scores = digest.link_relevance or (0.0,) * len(digest.links)
+        wanted = [url for url, score in zip(digest.links, scores)
+                  if order.admits(score, digest.relevance)]
+        new = [] if duplicate else self._enqueue(wanted, frontier.levels[item.id] + 1, item.id)
         known = [(frontier.id_of(url), score) for url, score in zip(digest.links, scores)]
         targets = [target for target, _ in known if target is not None]
         started = time.thread_time()
         frontier.linked(item.id, targets)
         if not duplicate:
             anchors = [score for target, score in known if target is not None]
-            frontier.order.page(item, targets, anchors, digest.relevance)
-        frontier.order.cpu_seconds += time.thread_time() - started   # what ordering costs
+            order.page(item, targets, anchors, digest.relevance)
+        order.cpu_seconds += time.thread_time() - started   # what ordering costs
         return new
 
     def _commit_shared(self, item: QueuedUrl, visit: Visit, digest: Digest):

@@ -81,6 +81,10 @@ class Order:
     def priority(self, item_id: int) -> float:
         raise NotImplementedError
 
+    def admits(self, anchor: float, relevance: float | None) -> bool:
+        """Whether a new link (its anchor's relevance, its page's) is queued at all."""
+        return True
+
     def explore(self) -> bool:
         """True: choose this pop by ``choose`` instead of taking the best."""
         return False
@@ -216,7 +220,7 @@ class Opic(Order):
 class BestFirst(Order):
     name = "best-first"
     needs_topic = True
-    DEFAULTS = {"h1": 0.5, "h2": 0.5}
+    DEFAULTS = {"h1": 0.5, "h2": 0.5, "h3": 0.0}
 
     def __init__(self, params=None) -> None:
         super().__init__(params)
@@ -229,8 +233,12 @@ class BestFirst(Order):
         _grow(self.relevance, item.id + 1)
 
     def link_score(self, anchor: float, parent: float) -> float:
-        h1, h2 = self.p["h1"], self.p["h2"]
-        return (h1 * anchor + h2 * parent) / ((h1 + h2) or 1.0)
+        """R(l) = h1*R(anchor) + h2*R(parent) + h3*R(target), weights summing
+        to 1. The target is not fetched yet: by topical locality (pages
+        mostly link to pages like themselves) its parent's relevance stands
+        for it."""
+        h1, h2, h3 = self.p["h1"], self.p["h2"], self.p["h3"]
+        return (h1 * anchor + (h2 + h3) * parent) / ((h1 + h2 + h3) or 1.0)
 
     def page(self, item, targets, anchor, relevance) -> None:
         self.relevance[item.id] = relevance or 0.0
@@ -285,7 +293,7 @@ class BestNFirst(BestFirst):
 
 class Shark(BestFirst):
     name = "shark"
-    DEFAULTS = {"delta": 0.5, "gamma": 0.5, "threshold": 0.0}
+    DEFAULTS = {"delta": 0.5, "gamma": 0.5, "threshold": 0.0}   # threshold: a "relevant" parent
 
     def __init__(self, params=None) -> None:
         super().__init__(params)
@@ -310,8 +318,8 @@ class Shark(BestFirst):
 
 class Aco(BestFirst):
     name = "aco"
-    DEFAULTS = {**BestFirst.DEFAULTS, "h3": 0.0, "alpha": 1.0, "beta": 2.0, "rho": 0.1,
-                "q0": 0.9, "tau0": 1.0, "seed": 0.0}
+    DEFAULTS = {**BestFirst.DEFAULTS, "alpha": 1.0, "beta": 2.0, "rho": 0.1,
+                "q0": 0.9, "tau0": 1.0, "seed": 0.0, "threshold": 0.0}
 
     def __init__(self, params=None) -> None:
         super().__init__(params)
@@ -324,10 +332,9 @@ class Aco(BestFirst):
         trail = self.tau[item.parent_id] if item.parent_id is not None else self.p["tau0"] / self._scale
         self.tau.append(max(trail, self.p["tau0"] / self._scale))
 
-    def link_score(self, anchor: float, parent: float) -> float:
-        h1, h2, h3 = self.p["h1"], self.p["h2"], self.p["h3"]
-        # h3: the target is not fetched yet; its parent's relevance stands for it
-        return (h1 * anchor + (h2 + h3) * parent) / ((h1 + h2 + h3) or 1.0)
+    def admits(self, anchor: float, relevance: float | None) -> bool:
+        """The paper queues only links whose R(l) reaches the threshold."""
+        return self.link_score(anchor, relevance or 0.0) >= self.p["threshold"]
 
     def page(self, item, targets, anchor, relevance) -> None:
         self._scale *= 1 - self.p["rho"]
