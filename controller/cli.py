@@ -261,9 +261,8 @@ def crawl_from(ctx, seeds, out, resume, overwrite, seed_files, config_file, **op
     Python API's crawl() comes in here too, with its keywords as options)."""
     seeds, out, from_file = _seeds_and_config(ctx, seeds, out, seed_files, config_file, options)
     _read_topic_file(options)
-    if options["order"] != "bfs" and (resume or options["redis_url"]):
-        raise click.UsageError(f"--order {options['order']} runs on one machine from the start: "
-                               f"--resume and --redis work with --order bfs only (so far)")
+    if options["order"] != "bfs" and options["redis_url"]:
+        _refuse_order(options["order"])
     redis_url, crawl_id, lease, partition, slots = (
         options.pop(name) for name in ("redis_url", "crawl_id", "lease_seconds", "partition", "slots"))
     if redis_url:
@@ -277,6 +276,8 @@ def crawl_from(ctx, seeds, out, resume, overwrite, seed_files, config_file, **op
                              overwrite, slots if partition == "host" else 0)
     if resume:
         seeds, options = _saved_settings(ctx, out, seeds, options, from_file)
+        if options.get("order", "bfs") != "bfs":
+            _refuse_order(options["order"])
     elif not seeds:
         raise click.UsageError("Missing argument 'SEED...': give at least one start URL, "
                                "or --resume to continue a crawl")
@@ -360,6 +361,12 @@ def _saved_settings(ctx, out: Path, seeds, options: dict, from_file: set = froze
     if "obey_robots" in saved and default("ignore_robots"):
         options["ignore_robots"] = not saved["obey_robots"]
     return seeds or tuple(saved["seeds"]), options
+
+
+def _refuse_order(order: str):
+    raise click.UsageError(f"--order {order} runs on one machine from the start: --resume and "
+                           f"--redis work with --order bfs only (so far); start it again with "
+                           f"--overwrite")
 
 
 def _read_topic_file(options: dict) -> None:
@@ -477,7 +484,8 @@ def _exit_for(stats: dict) -> None:
         if reason in ("interrupted", "terminated", "max-seconds"):
             click.echo(f"to go on with the shared crawl: crawler worker --redis URL --crawl-id "
                        f"{shared['crawl_id']} --out {out}", err=True)
-    elif reason in ("interrupted", "terminated", "max-seconds", "max-pages"):
+    elif reason in ("interrupted", "terminated", "max-seconds", "max-pages") \
+            and stats["settings"].get("order", "bfs") == "bfs":   # other orders are not resumed yet
         click.echo(f"to continue this crawl: crawler crawl --out {out} --resume"
                    + (" --max-pages N" if reason == "max-pages" else ""), err=True)
     if reason == "interrupted":

@@ -217,3 +217,18 @@ def test_the_report_counts_an_orders_level_corrections(demo_server, tmp_path):
     line = f"importance: {corrections} level corrections"
     assert line in render_report(report, "text")
     assert any(line in text for text in summary_lines(stats, tmp_path))
+
+
+def test_a_crawl_in_another_order_is_not_resumed_and_says_so(demo_server, tmp_path):
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "controller", "crawl", *args], capture_output=True,
+                              text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    out = tmp_path / "out"
+    first = run(demo_server.url, "--out", str(out), "--order", "opic", "--max-pages", "5",
+                "--delay", "0", "--quiet")
+    assert first.returncode == 0 and "--resume" not in first.stderr
+    before = (out / "index.csv").read_bytes()
+    again = run("--out", str(out), "--resume")
+    assert again.returncode == 2 and len(again.stderr.strip().splitlines()) == 1
+    assert "--order opic" in again.stderr and "Traceback" not in again.stderr
+    assert (out / "index.csv").read_bytes() == before   # nothing collected is touched
