@@ -50,7 +50,8 @@ def demo_bfs(tmp_path_factory, demo_site):
 
 
 @pytest.mark.parametrize("order, params", [(name, ()) for name in NAMES if name != "bfs"]
-                         + [("importance", ("pagerank_every=25", "a=2")), ("aco", ("q0=0.5", "seed=3"))])
+                         + [("importance", ("pagerank_every=25", "a=2")), ("aco", ("q0=0.5", "seed=3")),
+                            ("best-first", ("window=4",)), ("opic", ("window=1",))])
 def test_every_order_gives_the_demo_sites_bfs_levels(order, params, demo_server, demo_bfs, tmp_path):
     rows = crawl([demo_server.url], tmp_path, order, delay=0, max_depth=6, max_pages=0,
                  order_params=params)
@@ -196,12 +197,14 @@ def test_the_focused_orders_find_the_topic_sooner_than_bfs(demo_server, tmp_path
     """On the demo site, 60 pages with the sports section as topic."""
     found = {}
     for order in ("bfs", "best-first", "shark"):
+        # one fetch thread, parsed in it: the same choices every run
         Crawl(CrawlConfig(seeds=(demo_server.url,), out=tmp_path / order, delay=0, max_depth=6,
-                          max_pages=60, progress=False, order=order,
+                          max_pages=60, progress=False, order=order, workers=1, processes=0,
                           topic="football sports match goal")).run()
         rows = list(csv.DictReader(open(tmp_path / order / "index.csv", encoding="utf-8")))
         assert all(r["relevance"] != "" for r in rows if r["html_path"])
         found[order] = sum("/sports/" in r["url"] for r in rows)
+    print(found)
     assert found["best-first"] > found["bfs"] and found["shark"] > found["bfs"]
 
 
@@ -232,3 +235,24 @@ def test_a_crawl_in_another_order_is_not_resumed_and_says_so(demo_server, tmp_pa
     assert again.returncode == 2 and len(again.stderr.strip().splitlines()) == 1
     assert "--order opic" in again.stderr and "Traceback" not in again.stderr
     assert (out / "index.csv").read_bytes() == before   # nothing collected is touched
+
+
+def test_with_a_window_a_free_host_waits_rather_than_spend_the_budget_on_a_poor_url():
+    def frontier_with(window):
+        order = Fixed()
+        order.p = {"window": window}
+        ready = Readiness()
+        frontier = OrderedFrontier(host_of, ready, order)
+        order.value = {0: 9.0, 1: 8.0, 2: 1.0}
+        frontier.push([QueuedUrl(0, "http://a/0", 0, None), QueuedUrl(1, "http://a/1", 0, None),
+                       QueuedUrl(2, "http://b/2", 0, None)])
+        return frontier, ready
+    frontier, ready = frontier_with(window=2)
+    assert [i.id for i in frontier.pop(3, now=0.0)] == [0]   # 1 waits for a, and b's poor URL
+    assert frontier.next_ready(0.0) is None                   # until a's fetch ends
+    ready.busy.clear()
+    frontier.fetched(QueuedUrl(0, "http://a/0", 0, None))
+    frontier.done(QueuedUrl(0, "http://a/0", 0, None))
+    assert [i.id for i in frontier.pop(3, now=0.0)] == [1, 2]   # 2 is among the two best now
+    frontier, _ = frontier_with(window=0)
+    assert [i.id for i in frontier.pop(3, now=0.0)] == [0, 2]   # work-conserving

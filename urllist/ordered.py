@@ -52,6 +52,7 @@ class OrderedFrontier(TotalQueue):
         self._stamp = array("i")                   # id -> its live heap entry's stamp
         self._out: dict[int, array] = {}           # fetched id -> ids it links to
         self._urls: dict[str, list] = {}           # host -> heap of (-priority, stamp, id)
+        self._all: list = []                       # the same entries, every host's (for window=K)
         self._ready: list[tuple[float, int, str]] = []   # (-best priority, seq, host)
         self._later: list[tuple[float, int, str]] = []   # (time it may start, seq, host)
         self._entry: dict[str, tuple] = {}         # host -> (seq, key) of its live heap entry
@@ -62,6 +63,7 @@ class OrderedFrontier(TotalQueue):
         self._seq = 0
         self._open = 0                             # queued (not deferred) and not done
         self.corrections = 0                       # levels lowered after a URL was found
+        self._window = int(getattr(order, "p", {}).get("window", 0))
 
     # -- the total queue ----------------------------------------------------
     @property
@@ -147,6 +149,8 @@ class OrderedFrontier(TotalQueue):
         self._stamp[item_id] += 1
         key = -self.order.priority(item_id)
         heapq.heappush(self._urls.setdefault(host, []), (key, self._stamp[item_id], item_id))
+        if self._window:
+            heapq.heappush(self._all, (key, self._stamp[item_id], item_id))
         entry = self._entry.get(host)
         if entry is None:
             self._schedule(host)
@@ -210,10 +214,11 @@ class OrderedFrontier(TotalQueue):
         with a slot reserved on its host."""
         self._promote(now)
         items: list[QueuedUrl] = []
+        floor = self._floor()
         while len(items) < n:
             top = self._live(self._ready)
-            if top is None:
-                break
+            if top is None or (floor is not None and top[0] > floor and self._best(top[2]) > floor):
+                break   # the best ready host's best is not among the window's: wait for theirs
             if self.order.explore():
                 self._draw()   # the order's pick goes to the top of the ready heap
             key, _, host = heapq.heappop(self._ready)
@@ -248,11 +253,26 @@ class OrderedFrontier(TotalQueue):
         """Fetched id -> the known ids it links to."""
         return self._out
 
+    def _floor(self) -> float | None:
+        """With window=K: the key of the K-th best URL not done yet (waiting,
+        or handed out and not recorded); None: no floor."""
+        if not self._window:
+            return None
+        top = []
+        while self._all and len(top) < self._window:
+            entry = heapq.heappop(self._all)
+            if self._state[entry[2]] in (WAITING, TAKEN) and entry[1] == self._stamp[entry[2]]:
+                top.append(entry)
+        for entry in top:
+            heapq.heappush(self._all, entry)
+        return top[-1][0] if len(top) == self._window else None
+
     def next_ready(self, now: float) -> float | None:
-        if self._live(self._ready) is not None:
+        top, floor = self._live(self._ready), self._floor()
+        if top is not None and (floor is None or top[0] <= floor or self._best(top[2]) <= floor):
             return now
         later = self._live(self._later)
-        return later[0] if later else None
+        return later[0] if later else None   # else a fetch ending wakes a window's host
 
     def fetched(self, item: QueuedUrl) -> None:
         host = self._reserved.pop(item.id, None)

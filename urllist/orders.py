@@ -45,6 +45,10 @@ from urllib.parse import urlsplit
 from urllist.queued import QueuedUrl
 
 SEED_PRIORITY = 1e9   # seeds first, in every order
+# Every order's: window=K hands out only URLs among the K best waiting, so
+# that a page budget is not spent on poor URLs of hosts that happen to be
+# free while the best ones wait for theirs (0: never leave a ready host idle).
+COMMON = {"window": 0.0}
 
 
 class Order:
@@ -54,10 +58,10 @@ class Order:
     DEFAULTS: dict[str, float] = {}
 
     def __init__(self, params: dict[str, str] | None = None) -> None:
-        self.p = dict(self.DEFAULTS)
+        self.p = {**COMMON, **self.DEFAULTS}
         for key, value in (params or {}).items():
-            if key not in self.DEFAULTS:
-                known = ", ".join(sorted(self.DEFAULTS)) or "none"
+            if key not in self.p:
+                known = ", ".join(sorted(self.p))
                 raise ValueError(f"{self.name} has no parameter {key!r} (it has: {known})")
             try:
                 self.p[key] = float(value)
