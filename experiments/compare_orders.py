@@ -36,6 +36,10 @@ importance.png, focused_harvest.png, focused_recall.png and paper.png.
     python experiments/compare_orders.py                       # everything (~30 min)
     python experiments/compare_orders.py --part importance --orders bfs,opic --webs 3
     python experiments/compare_orders.py --quick               # tiny webs, seconds
+
+``--workers 1`` lets the order alone choose every fetch (with the crawler's
+8 workers on the 8-host webs each host with a queued URL is kept busy);
+``--order-param aco:rho=0.02`` keeps a value in all of an order's settings.
 """
 from __future__ import annotations
 
@@ -49,7 +53,7 @@ import tempfile
 import time
 from collections import deque
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from itertools import product
 from pathlib import Path
 from statistics import mean
@@ -251,13 +255,21 @@ class Session:
     rows: list[dict]
     tuning: list[dict]
     workers: int = 8
+    fixed: dict[str, tuple[str, ...]] = field(default_factory=dict)   # order -> KEY=VALUE kept in every setting
+
+    def params(self, order: str, params: Sequence[str]) -> tuple[str, ...]:
+        """params with the fixed values of the order's keys in place of the grid's."""
+        fixed = self.fixed.get(order, ())
+        keys = {item.split("=")[0] for item in fixed}
+        return tuple(item for item in params if item.split("=")[0] not in keys) + fixed
 
     def run_web(self, part: str, spec: WebSpec, orders: Sequence[str], budget: int,
                 points: Sequence[int]) -> list[dict]:
         web, rows = generate(spec), []
         with serve_web(web) as served:
             for order in orders:
-                run = crawl(served, order, self.chosen.get(order, ()), budget, self.work, self.workers)
+                run = crawl(served, order, self.params(order, self.chosen.get(order, ())), budget, self.work,
+                            self.workers)
                 rows += run_rows(part, run, points)
                 _progress(part, run)
         self.rows += rows
@@ -275,7 +287,8 @@ def tune(session: Session, importance_spec: WebSpec, focused_spec: WebSpec) -> N
     """Each order's grid on tuning webs of its part's shape; the best mean score at 10 % is kept."""
     for order in session.orders:
         spec = importance_spec if order in IMPORTANCE_ORDERS else focused_spec
-        budget, grid = round(BAR * spec.pages), TUNING.get(order, [()])
+        budget = round(BAR * spec.pages)
+        grid = list(dict.fromkeys(session.params(order, params) for params in TUNING.get(order, [()])))
         scores = {params: [] for params in grid}
         for seed in TUNING_SEEDS:
             web = generate(replace(spec, seed=seed))
@@ -526,10 +539,12 @@ RUN_COLUMNS = ["part", "web_seed", "pages", "relevant", "p_local", "anchor_quali
 @click.option("--workers", default=8, show_default=True,
               help="The crawler's --workers. With 8 (its default) every host with a queued URL is kept busy, "
                    "so each host gets its share of the fetches whatever the order; 1 lets the order alone choose.")
+@click.option("--order-param", "fixed", multiple=True, metavar="ORDER:KEY=VALUE",
+              help="Keep KEY=VALUE in every setting of ORDER, tuned or scored, in place of the grid's (repeatable).")
 @click.option("--quick", is_flag=True, help="Tiny webs and one sweep setting: a smoke run in seconds.")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("experiments/results/orders"),
               show_default=True)
-def main(parts, orders, webs, importance_pages, focused_webs, focused_pages, paper_webs, workers, quick,
+def main(parts, orders, webs, importance_pages, focused_webs, focused_pages, paper_webs, workers, fixed, quick,
          out) -> None:
     """Crawl orders on generated labelled webs, crawled for real on loopback."""
     started = time.perf_counter()
@@ -540,7 +555,8 @@ def main(parts, orders, webs, importance_pages, focused_webs, focused_pages, pap
                                                                 QUICK["focused_pages"], 1)
         paper_spec, points, paper_webs, sweep = QUICK["paper"], QUICK["paper_points"], 1, QUICK["sweep"]
     with tempfile.TemporaryDirectory(prefix="orders-") as work:
-        session = Session(Path(work), tuple(o.strip() for o in orders.split(",") if o.strip()), {}, [], [], workers)
+        session = Session(Path(work), tuple(o.strip() for o in orders.split(",") if o.strip()), {}, [], [], workers,
+                          _fixed(fixed))
         if "tune" in parts:
             tune(session, WebSpec(pages=importance_pages), replace(TUNING_SPEC, pages=focused_pages))
         if "importance" in parts:
@@ -550,6 +566,16 @@ def main(parts, orders, webs, importance_pages, focused_webs, focused_pages, pap
         if "paper" in parts:
             paper(session, paper_spec, points, paper_webs)
     _write(out, session, parts, plots, started)
+
+
+def _fixed(values: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    fixed: dict[str, tuple[str, ...]] = {}
+    for value in values:
+        order, sep, param = value.partition(":")
+        if not sep or "=" not in param:
+            raise click.BadParameter(f"{value!r} is not ORDER:KEY=VALUE", param_hint="--order-param")
+        fixed[order] = fixed.get(order, ()) + (param,)
+    return fixed
 
 
 def crawler_version() -> str:
@@ -581,7 +607,8 @@ def _write(out: Path, session: Session, parts: Sequence[str], plots: bool, start
     write_markdown(out / "results.md", "Crawl orders on generated webs", info, body)
     write_json(out / "run.json", info, {"seconds": round(time.perf_counter() - started, 1),
                                         "orders": list(session.orders), "workers": session.workers,
-                                        "chosen": {k: list(v) for k, v in session.chosen.items()}})
+                                        "chosen": {k: list(v) for k, v in session.chosen.items()},
+                                        "fixed": {k: list(v) for k, v in session.fixed.items()}})
     if plots:
         plot_all(out, session.rows)
     click.echo(f"{body}\n\nwritten to {out}/ in {time.perf_counter() - started:.0f} s")
