@@ -256,3 +256,20 @@ def test_with_a_window_a_free_host_waits_rather_than_spend_the_budget_on_a_poor_
     assert [i.id for i in frontier.pop(3, now=0.0)] == [1, 2]   # 2 is among the two best now
     frontier, _ = frontier_with(window=0)
     assert [i.id for i in frontier.pop(3, now=0.0)] == [0, 2]   # work-conserving
+
+
+def test_aco_pheromone_evaporates_for_as_long_as_the_crawl_goes_on():
+    from urllist.orders import Aco
+    order = Aco({"rho": "0.5"})
+    frontier = OrderedFrontier(host_of, Readiness(), order)
+    order.bind(frontier)
+    frontier.push([QueuedUrl(0, "http://a/", 0, None), QueuedUrl(1, "http://a/1", 1, 0),
+                   QueuedUrl(2, "http://b/2", 1, 0)])
+    order.page(frontier._queue[0], [1, 2], [0.9, 0.1], 0.5)
+    before = order.priority(1) > order.priority(2)
+    for _ in range(2000):   # 0.5 ** 2000 underflows a float many times over
+        order.page(frontier._queue[0], [1, 2], [0.9, 0.1], 0.5)
+    weights = [order.weight(1), order.weight(2)]
+    assert all(0 < w < float("inf") for w in weights)
+    assert before and order.priority(1) > order.priority(2)
+    assert order.choose([1, 2]) in (0, 1)

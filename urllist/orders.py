@@ -45,6 +45,7 @@ from urllib.parse import urlsplit
 from urllist.queued import QueuedUrl
 
 SEED_PRIORITY = 1e9   # seeds first, in every order
+TAU_MIN = 1e-9        # aco: no link's pheromone falls below tau0 * this (MAX-MIN ant system's floor)
 # Every order's: window=K hands out only URLs among the K best waiting, so
 # that a page budget is not spent on poor URLs of hosts that happen to be
 # free while the best ones wait for theirs (0: never leave a ready host idle).
@@ -342,6 +343,8 @@ class Aco(BestFirst):
 
     def page(self, item, targets, anchor, relevance) -> None:
         self._scale *= 1 - self.p["rho"]
+        if self._scale < 1e-100:
+            self._rebase()
         depth = max(self.frontier.levels[item.id], 1)
         deposit = (relevance or 0.0) / depth / self._scale
         node = item.id
@@ -350,25 +353,37 @@ class Aco(BestFirst):
             node = self._parent[node]
         super().page(item, targets, anchor, relevance)
 
+    def _rebase(self) -> None:
+        """Evaporation is kept as one factor; before it underflows, fold it
+        into every pheromone value (and so every URL's key: all re-scored)."""
+        scale, self._scale = self._scale, 1.0
+        least = self.p["tau0"] * TAU_MIN
+        for i in range(len(self.tau)):
+            self.tau[i] = max(self.tau[i] * scale, least)
+        self.frontier.rescore(range(len(self.tau)))
+
     def weight(self, item_id: int) -> float:
-        tau = self.tau[item_id] * self._scale
-        eta = max(self.score[item_id], 1e-6)
-        return tau ** self.p["alpha"] * eta ** self.p["beta"]
+        """tau^alpha * eta^beta."""
+        return math.exp(self._log_weight(item_id) + self.p["alpha"] * math.log(self._scale))
+
+    def _log_weight(self, item_id: int) -> float:
+        """log of the weight, but for the evaporation all URLs share."""
+        return (self.p["alpha"] * math.log(self.tau[item_id])
+                + self.p["beta"] * math.log(max(self.score[item_id], 1e-6)))
 
     def priority(self, item_id: int) -> float:
-        if self._seed(item_id):
-            return SEED_PRIORITY
-        # log keeps the scale of evaporation out of the heap's comparisons
-        return math.log(self.tau[item_id]) * self.p["alpha"] + \
-            math.log(max(self.score[item_id], 1e-6)) * self.p["beta"]
+        # in logs: the heap compares keys made at different times, and the
+        # evaporation since then is the same factor for every URL
+        return SEED_PRIORITY if self._seed(item_id) else self._log_weight(item_id)
 
     def explore(self) -> bool:
         return self.rng.random() >= self.p["q0"]
 
     def choose(self, candidates: list[int]) -> int:
         """One of the candidate URLs, drawn in proportion to tau^alpha * eta^beta."""
-        weights = [self.weight(i) for i in candidates]
-        return self.rng.choices(range(len(candidates)), weights=weights)[0]
+        logs = [self._log_weight(i) for i in candidates]
+        top = max(logs)
+        return self.rng.choices(range(len(candidates)), weights=[math.exp(x - top) for x in logs])[0]
 
 
 ORDERS = {cls.name: cls for cls in (Importance, Opic, BestFirst, BestNFirst, Shark, Aco)}
