@@ -328,14 +328,19 @@ class Aco(BestFirst):
 
     def __init__(self, params=None) -> None:
         super().__init__(params)
-        self.tau = array("d")       # pheromone on the best link into each URL, in units of _scale
-        self._scale = 1.0           # evaporation so far: tau_true = tau * _scale
+        # tau[p]: the pheromone on the trail into page p, in units of _scale;
+        # a queued URL is judged by its page's trail as it is now, so that
+        # all waiting URLs share one evaporation and none ages out of turn
+        self.tau = array("d")
+        self._scale = 1.0           # evaporation so far: true pheromone = tau * _scale
+        self._children: dict[int, list[int]] = {}   # page -> the URLs first found on it
         self.rng = random.Random(int(self.p["seed"]))
 
     def added(self, item: QueuedUrl) -> None:
         super().added(item)
-        trail = self.tau[item.parent_id] if item.parent_id is not None else self.p["tau0"] / self._scale
-        self.tau.append(max(trail, self.p["tau0"] / self._scale))
+        self.tau.append(self.p["tau0"] / self._scale)
+        if item.parent_id is not None:
+            self._children.setdefault(item.parent_id, []).append(item.id)
 
     def admits(self, anchor: float, relevance: float | None) -> bool:
         """The paper queues only links whose R(l) reaches the threshold."""
@@ -348,8 +353,9 @@ class Aco(BestFirst):
         depth = max(self.frontier.levels[item.id], 1)
         deposit = (relevance or 0.0) / depth / self._scale
         node = item.id
-        while node >= 0:   # the ant's path back to its seed
+        while node >= 0 and deposit:   # the ant's path back to its seed
             self.tau[node] += deposit
+            self.frontier.rescore(self._children.get(node, ()))
             node = self._parent[node]
         super().page(item, targets, anchor, relevance)
 
@@ -362,18 +368,22 @@ class Aco(BestFirst):
             self.tau[i] = max(self.tau[i] * scale, least)
         self.frontier.rescore(range(len(self.tau)))
 
+    def _trail(self, item_id: int) -> float:
+        parent = self._parent[item_id]
+        return self.tau[parent if parent >= 0 else item_id]
+
     def weight(self, item_id: int) -> float:
         """tau^alpha * eta^beta."""
         return math.exp(self._log_weight(item_id) + self.p["alpha"] * math.log(self._scale))
 
     def _log_weight(self, item_id: int) -> float:
         """log of the weight, but for the evaporation all URLs share."""
-        return (self.p["alpha"] * math.log(self.tau[item_id])
+        return (self.p["alpha"] * math.log(self._trail(item_id))
                 + self.p["beta"] * math.log(max(self.score[item_id], 1e-6)))
 
     def priority(self, item_id: int) -> float:
-        # in logs: the heap compares keys made at different times, and the
-        # evaporation since then is the same factor for every URL
+        # in logs, without the evaporation all URLs share: keys made at
+        # different times stay comparable
         return SEED_PRIORITY if self._seed(item_id) else self._log_weight(item_id)
 
     def explore(self) -> bool:
