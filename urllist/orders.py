@@ -323,7 +323,9 @@ class Shark(BestFirst):
 
 class Aco(BestFirst):
     name = "aco"
-    DEFAULTS = {**BestFirst.DEFAULTS, "alpha": 1.0, "beta": 2.0, "rho": 0.1,
+    # rho 0: evaporation per page turns the crawl toward the latest-reinforced
+    # path and back to breadth-first (experiments/README.md, Crawl orders)
+    DEFAULTS = {**BestFirst.DEFAULTS, "alpha": 1.0, "beta": 2.0, "rho": 0.0,
                 "q0": 0.9, "tau0": 1.0, "seed": 0.0, "threshold": 0.0}
 
     def __init__(self, params=None) -> None:
