@@ -280,15 +280,25 @@ def test_a_worker_stopped_past_its_lease_is_fenced_and_says_so(clean_logs, tmp_p
     stop_while_holding(slow, "slow", redis_server.url, procs)
     wait_for(lambda: "slow" not in {w["worker"] for w in status_of(redis_server.url)["workers"]},
              procs)
+    resumed = time.monotonic()   # the servers' logs use this clock
     slow.send_signal(signal.SIGCONT)
     _, err = slow.communicate(timeout=60)
+    ended = time.monotonic()
     assert slow.returncode == 1
     assert len(err.strip().splitlines()) == 1 and "slow was taken for dead" in err, err
     finish(procs)
     finish([start(worker(redis_server.url, dirs[1], "--worker-id", "slow"), tmp_path)])
     rows = union_rows(dirs)
     assert {r["url"]: int(r["level"]) for r in rows} == truth(roots)
-    assert min(min(g) for g in gaps_per_host(logs)) >= SERVER_SIDE * 0.2
+    # A request the slow worker was stopped in the middle of sending leaves
+    # when it runs on: fencing refuses all it does next, but cannot recall
+    # that one (README, what it does not do). So per host at most one short
+    # gap, and only one that ends while the slow worker was finishing (or
+    # within a delay of that).
+    for log in logs:
+        times = sorted(r.time for r in log.snapshot())
+        short = [b for a, b in zip(times, times[1:]) if b - a < SERVER_SIDE * 0.2]
+        assert len(short) <= 1 and all(resumed <= b <= ended + 0.2 for b in short), short
 
 
 def test_redis_killed_and_restarted_loses_nothing_acknowledged(clean_logs, tmp_path):
