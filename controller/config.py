@@ -158,6 +158,8 @@ CHOICES = {
     "extractor": tuple(sorted(EXTRACTORS)), "content_dedup": CONTENT_DEDUP_MODES,
     "text_mode": TEXT_MODES, "order": ORDER_NAMES,
 }
+
+
 def order_params(config: CrawlConfig) -> dict[str, str]:
     return dict(param.split("=", 1) for param in config.order_params)
 
@@ -169,7 +171,7 @@ def _order_problem(config: CrawlConfig) -> str:
     if config.order == "bfs":
         return "bfs has no parameters" if config.order_params else ""
     try:
-        order = make_order(config.order, order_params(config))
+        make_order(config.order, order_params(config))
     except ValueError as exc:
         return str(exc)
     return ""

@@ -535,16 +535,14 @@ class Crawl:
         --max-depth waits in the frontier for a shorter path), known ones
         may lower levels, and the order hears of the page."""
         frontier, order = self.frontier, self.frontier.order
-        scores = digest.link_relevance or (0.0,) * len(digest.links)
-        wanted = [url for url, score in zip(digest.links, scores)
-                  if order.admits(score, digest.relevance)]
+        links = list(zip(digest.links, digest.link_relevance or (0.0,) * len(digest.links)))
+        wanted = [url for url, score in links if order.admits(score, digest.relevance)]
         new = [] if duplicate else self._enqueue(wanted, frontier.levels[item.id] + 1, item.id)
-        known = [(frontier.id_of(url), score) for url, score in zip(digest.links, scores)]
-        targets = [target for target, _ in known if target is not None]
+        known = [(frontier.id_of(url), score) for url, score in links]
+        targets, anchors = [t for t, _ in known if t is not None], [s for t, s in known if t is not None]
         started = time.thread_time()
         frontier.linked(item.id, targets)
         if not duplicate:
-            anchors = [score for target, score in known if target is not None]
             order.page(item, targets, anchors, digest.relevance)
         order.cpu_seconds += time.thread_time() - started   # what ordering costs
         return new

@@ -140,9 +140,7 @@ class PolitenessGate:
         ``started`` can leave the machine later (a thread held up, a
         connection opening), unseen by this clock; the answer never comes
         before the server had the request, so the server sees the interval."""
-        with self._lock:
-            state = self._state(host)
-            state.last_start = max(state.last_start or float("-inf"), self._clock())
+        self.started(host)
 
     def clock(self) -> float:
         return self._clock()

@@ -175,13 +175,12 @@ class HostFrontier(TotalQueue):
         self._close_levels()
         items: list[QueuedUrl] = []
         level = self.current_level
-        unlimited = self.budget is None
-        room = {level: n, level + 1: 0 if unlimited else self.budget - self._waiting_by_level[level],
-                SPECULATIVE: n}
+        ahead_room = (float("inf") if self.budget is None
+                      else self.budget - self._waiting_by_level[level])
         for k in (level, level + 1, SPECULATIVE):
             heap = self._heaps.get(k)
-            while len(items) < n and (k != level + 1 or self._ahead < self._max_ahead) \
-                    and (unlimited or room[k] > 0):
+            while len(items) < n and (k != level + 1 or (self._ahead < self._max_ahead
+                                                         and ahead_room > 0)):
                 first = self._first_live(heap)
                 if first is None or first > now:
                     break
@@ -189,7 +188,7 @@ class HostFrontier(TotalQueue):
                 if item is not None:
                     items.append(item)
                     self._ahead += item.level > level
-                    room[k] -= 1
+                    ahead_room -= k == level + 1
         return items
 
     def next_ready(self, now: float) -> float | None:

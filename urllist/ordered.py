@@ -109,10 +109,6 @@ class OrderedFrontier(TotalQueue):
         level = self.levels[parent_id] + 1
         self._relax([(t, level) for t in targets])
 
-    def lower(self, item_id: int, level: int) -> None:
-        """A seed found again, or any outside knowledge of a shorter path."""
-        self._relax([(item_id, level)])
-
     def _relax(self, start: list[tuple[int, int]]) -> None:
         pending = deque(start)
         while pending:

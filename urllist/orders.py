@@ -101,11 +101,6 @@ class Order:
         return {"order": self.name, "params": self.p, "cpu_seconds": round(self.cpu_seconds, 4)}
 
 
-def _grow(values: array, size: int, fill: float = 0.0) -> None:
-    while len(values) < size:
-        values.append(fill)
-
-
 class Importance(Order):
     name = "importance"
     DEFAULTS = {"a": 1.0, "b": 1.0, "c": 1.0, "pagerank_every": 0.0}
@@ -118,7 +113,7 @@ class Importance(Order):
 
     def added(self, item: QueuedUrl) -> None:
         super().added(item)
-        _grow(self.backlinks, item.id + 1)
+        self.backlinks.append(0.0)
         self._url_score.append(url_score(item.url))
 
     def page(self, item, targets, anchor, relevance) -> None:
@@ -128,9 +123,9 @@ class Importance(Order):
             if self._fetched % every == 0:
                 self._pagerank()
             return
-        for target in set(targets):
+        for target in targets:   # distinct: a page's links are
             self.backlinks[target] += 1
-        self.frontier.rescore(set(targets))
+        self.frontier.rescore(targets)
 
     def _pagerank(self) -> None:
         ranks = pagerank(len(self.backlinks), self.frontier.out_links())
@@ -162,9 +157,10 @@ def pagerank(n: int, out_links: dict[int, list[int]], damping: float = 0.85,
     if n == 0:
         return []
     rank = [1.0 / n] * n
+    dangling_pages = [i for i in range(n) if not out_links.get(i)]
     for _ in range(iterations):
         nxt = [(1 - damping) / n] * n
-        dangling = sum(rank[i] for i in range(n) if not out_links.get(i))
+        dangling = sum(rank[i] for i in dangling_pages)
         for source, targets in out_links.items():
             if targets:
                 share = damping * rank[source] / len(targets)
@@ -209,7 +205,7 @@ class Opic(Order):
         # their order as it is: the priority below omits the common part).
         self._paid += self.virtual / len(self.cash)
         self.virtual = 0.0
-        self.frontier.rescore(set(targets))
+        self.frontier.rescore(targets)
 
     def total_cash(self) -> float:
         """Conserved: the seeds' cash, wherever it went (the history only
@@ -230,12 +226,10 @@ class BestFirst(Order):
     def __init__(self, params=None) -> None:
         super().__init__(params)
         self.score = array("d")
-        self.relevance = array("d")   # fetched pages' own relevance
 
     def added(self, item: QueuedUrl) -> None:
         super().added(item)
-        _grow(self.score, item.id + 1)
-        _grow(self.relevance, item.id + 1)
+        self.score.append(0.0)
 
     def link_score(self, anchor: float, parent: float) -> float:
         """R(l) = h1*R(anchor) + h2*R(parent) + h3*R(target), weights summing
@@ -246,9 +240,7 @@ class BestFirst(Order):
         return (h1 * anchor + (h2 + h3) * parent) / ((h1 + h2 + h3) or 1.0)
 
     def page(self, item, targets, anchor, relevance) -> None:
-        self.relevance[item.id] = relevance or 0.0
-        changed = self._score_links(item, targets, anchor, relevance or 0.0)
-        self._rescore(changed)
+        self._rescore(self._score_links(item, targets, anchor, relevance or 0.0))
 
     def _score_links(self, item, targets, anchor, relevance) -> set[int]:
         changed = set()
@@ -277,7 +269,7 @@ class BestNFirst(BestFirst):
 
     def added(self, item: QueuedUrl) -> None:
         super().added(item)
-        _grow(self._placed, item.id + 1, math.nan)
+        self._placed.append(math.nan)
 
     def _rescore(self, changed) -> None:
         fresh = [t for t in changed if math.isnan(self._placed[t])]
@@ -306,7 +298,7 @@ class Shark(BestFirst):
 
     def added(self, item: QueuedUrl) -> None:
         super().added(item)
-        _grow(self.inherited, item.id + 1)
+        self.inherited.append(0.0)
 
     def _score_links(self, item, targets, anchor, relevance) -> set[int]:
         delta, gamma = self.p["delta"], self.p["gamma"]
