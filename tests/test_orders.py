@@ -154,11 +154,11 @@ def test_a_url_found_beyond_max_depth_is_queued_when_a_shorter_path_appears():
     frontier.push([QueuedUrl(0, "http://a/", 0, None), QueuedUrl(1, "http://a/1", 1, 0),
                    QueuedUrl(2, "http://a/2", 2, 1), QueuedUrl(3, "http://a/3", 3, 2)])
     assert frontier.deferred == 1 and frontier.levels[3] == 3
-    frontier.linked(1, [3])   # page 1 (level 1) links to it too
-    assert frontier.deferred == 0 and frontier.levels[3] == 2
-    frontier.linked(3, [2])
-    frontier.linked(0, [2])   # a shorter path to 2 goes on along 2's known out-links? none yet
-    assert list(frontier.levels) == [0, 1, 1, 2]
+    frontier.linked(2, [3])   # page 2, fetched, links to 3: no shorter path yet
+    assert frontier.deferred == 1 and frontier.levels[3] == 3
+    frontier.linked(0, [2])   # the seed links to 2: 2 is lowered, and 3 along 2's links
+    assert list(frontier.levels) == [0, 1, 1, 2] and frontier.deferred == 0
+    assert frontier.corrections == 2
 
 
 def test_opic_moves_cash_and_keeps_the_total():
