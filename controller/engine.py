@@ -747,6 +747,8 @@ class Crawl:
         self.store.close()
         self.store.fill_in_links(self.in_links, lambda url: self.digester.normalize(url, None),
                                  levels=self.frontier.levels if self._ordered else None)
+        if self._ordered:   # the table by final level, not the level a URL was queued at
+            self.tally.recount_levels(self.store.rows())
         stats = build_stats(self, reason, elapsed)
         if self._ordered:
             stats["order"] = {**self.frontier.order.stats(), "level_corrections":

@@ -72,6 +72,11 @@ class PageStore:
         self._index_file.close()
         self._edges_file.close()
 
+    def rows(self):
+        """index.csv's complete rows, as dicts."""
+        with open(self.out / "index.csv", newline="", encoding="utf-8") as f:
+            yield from (row for row in csv.DictReader(f) if None not in row.values())
+
     def fill_in_links(self, in_links: dict[str, int], normalize=lambda url: url,
                       levels=None) -> None:
         """Rewrite index.csv with each row's in_links: links to its url, plus links

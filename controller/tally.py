@@ -80,15 +80,27 @@ class Tally:
 
     def count_row(self, row: dict) -> None:
         """Count an index.csv row of an earlier run (resume)."""
-        saved = bool(row["html_path"])
-        self.count_fetch(int(row["level"]), row["error"], saved, int(row["new_links"] or 0),
-                         int(row["bytes"] or 0))
-        self.count_content(int(row["level"]), bool(row["duplicate_of"]), bool(row["near_duplicate_of"]))
+        saved = self._count_level_of_row(row)
         if saved:
             text_chars, ratio = int(row["text_chars"]), float(row["filtered_ratio"])
             # index.csv keeps the ratio, not the source length; this recovers it.
             source = round(text_chars / (1 - ratio)) if ratio < 1 else text_chars
             self.count_text(source, text_chars, ratio)
+
+    def recount_levels(self, rows) -> None:
+        """The per-level table again, from index.csv rows whose levels were
+        corrected after their fetch (a crawl order other than bfs)."""
+        fresh = Tally()
+        for row in rows:
+            fresh._count_level_of_row(row)
+        self.levels = fresh.levels
+
+    def _count_level_of_row(self, row: dict) -> bool:
+        saved = bool(row["html_path"])
+        self.count_fetch(int(row["level"]), row["error"], saved, int(row["new_links"] or 0),
+                         int(row["bytes"] or 0))
+        self.count_content(int(row["level"]), bool(row["duplicate_of"]), bool(row["near_duplicate_of"]))
+        return saved
 
     def count_text(self, source_chars: int, text_chars: int, ratio: float) -> None:
         self.source_chars += source_chars

@@ -60,6 +60,11 @@ def test_every_order_gives_the_demo_sites_bfs_levels(order, params, demo_server,
     over_edges = bfs_over_edges(tmp_path, [demo_server.url])
     assert all(int(r["level"]) == over_edges[r["url"]] for r in rows)
     assert all(int(r["level_at_fetch"]) >= int(r["level"]) for r in rows)
+    stats = json.loads((tmp_path / "stats.json").read_text(encoding="utf-8"))
+    by_level = [(row["urls"], row["pages"]) for row in stats["levels"]]
+    assert by_level == [(sum(int(r["level"]) == k for r in rows),
+                         sum(int(r["level"]) == k and bool(r["html_path"]) for r in rows))
+                        for k in range(max(levels.values()) + 1)]
 
 
 @pytest.fixture(scope="module")
