@@ -12,11 +12,12 @@ from .addresses import ADDRESS_CATEGORIES, address_categories, address_category,
 from .charset import decode_html
 from .fetch import FetchConfig, Fetcher
 from .politeness import PolitenessGate, host_key
-from .result import Continuation, Exchange, FetchResult, SentRequest
+from .result import Ask, Continuation, Exchange, FetchResult, SentRequest
 from .robots import RobotsCache, RobotsRules, parse_robots, product_token
 
 __all__ = [
     "ADDRESS_CATEGORIES",
+    "Ask",
     "Continuation",
     "Exchange",
     "FetchConfig",

@@ -58,11 +58,12 @@ from .addresses import (
 )
 from .charset import decode_html
 from .politeness import Cancelled, PolitenessGate, host_key
-from .result import Continuation, Exchange, FetchResult, SentRequest
+from .result import Ask, Continuation, Exchange, FetchResult, SentRequest
 from .retry import backoff_wait, is_transient, retry_after
 from .robots import (
     MAX_ROBOTS_BYTES,
     MAX_ROBOTS_REDIRECTS,
+    ROBOTS_TTL_SECONDS,
     RobotsCache,
     RobotsRules,
     origin_of,
@@ -104,6 +105,7 @@ class FetchConfig:
     # Keep every response as it came over the wire (FetchResult.exchanges),
     # for WARC output; off, fetching costs nothing extra.
     record_exchanges: bool = False
+    robots_ttl: float = ROBOTS_TTL_SECONDS   # seconds a robots.txt answer is kept (RFC 9309 §2.4: 24 h at most)
 
     def __post_init__(self) -> None:
         product_token(self.user_agent)  # raises ValueError if there is none
@@ -143,6 +145,7 @@ class _Slots:
 
 class _ThreadState(threading.local):
     slots: _Slots | None = None   # the scheduled fetch this thread is in, if any
+    ask: Ask | None = None        # what the fetch in this thread asks for beyond a page
 
 
 def _host_or_none(url: str) -> str | None:
@@ -206,14 +209,14 @@ class Fetcher:
                                     record=config.record_exchanges)
         self._session = self._transport.session  # owns the connection pools
         self._gate = gate or PolitenessGate(config.delay, config.per_host, clock=clock, sleep=sleep)
-        self._robots = RobotsCache(self._load_robots)
+        self._robots = RobotsCache(self._load_robots, ttl=config.robots_ttl, clock=clock)
         # Shared robots.txt answers (a crawl of many workers): get(origin),
         # claim(origin) -> bool, put(origin, record); see _robots_denial.
         self._robots_store = robots_store
         self._local = _ThreadState()
 
     def fetch(self, url: str, *, reserved: bool = False, resume: Continuation | None = None,
-              speculative: bool = False) -> FetchResult:
+              speculative: bool = False, ask: Ask | None = None) -> FetchResult:
         """Fetch ``url``; never raises for network, HTTP or robots failures.
 
         Failures are in ``error`` as "kind: detail", kind one of robots,
@@ -243,9 +246,17 @@ class Fetcher:
         (``redirect_check``, which marks targets seen): it comes back
         pending at the target, to be checked and followed if the URL is
         queued after all.
+
+        ``ask``: a conditional GET (a 304 comes back as status 304, no
+        body, no error) and documents that are not HTML (a sitemap); pass
+        it again with ``resume``.
         """
         started = time.perf_counter()
-        result = self._fetch_once(url, reserved, resume, speculative)
+        self._local.ask = ask
+        try:
+            result = self._fetch_once(url, reserved, resume, speculative)
+        finally:
+            self._local.ask = None
         elapsed = (resume.elapsed_ms if resume else 0.0) + (time.perf_counter() - started) * 1000
         if result.pending is not None:   # the time spent so far goes on with it
             return replace(result, pending=replace(result.pending, elapsed_ms=elapsed))
@@ -443,7 +454,8 @@ class Fetcher:
         try:
             deadline = time.monotonic() + self._config.timeout
             try:
-                response = self._transport.get(url)
+                ask = self._local.ask
+                response = self._transport.get(url, ask and ask.headers_for(url))
             except BlockedAddress as exc:
                 return _Hop(FetchResult(url=url, final_url=url, error=str(exc)))
             except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
@@ -484,8 +496,13 @@ class Fetcher:
             self._drain(response, headers, deadline, tap)
             return _Hop(FetchResult(url=url, final_url=url, status=status, headers=headers,
                                     content_type=declared, error=f"http: {status} {_reason(response)}"))
+        ask = self._local.ask
+        if ask is not None and ask.document_types and (not declared or declared in ask.document_types):
+            body = self._body(response, deadline, False, tap, ask.max_bytes or self._config.max_bytes)
+            return _Hop(FetchResult(url=url, final_url=url, status=status, headers=headers,
+                                    content_type=declared, body=body))
         if not declared or declared in self._html_types:
-            body = self._html_body(response, deadline, sniff=not declared, tap=tap)
+            body = self._body(response, deadline, not declared, tap, self._config.max_bytes)
             if body is not None:
                 return _Hop(_page(url, status, headers, declared or "text/html", body))
         # Not HTML (by its label, or unlabelled and not looking like it): a
@@ -493,15 +510,15 @@ class Fetcher:
         return _Hop(FetchResult(url=url, final_url=url, status=status, headers=headers,
                                 content_type=declared))
 
-    def _html_body(self, response: urllib3.BaseHTTPResponse, deadline: float,
-                   sniff: bool, tap: _Tap | None = None) -> bytes | None:
+    def _body(self, response: urllib3.BaseHTTPResponse, deadline: float, sniff: bool,
+              tap: _Tap | None, limit: int) -> bytes | None:
         """The decoded body, or None if ``sniff`` finds it is not HTML."""
         chunks: list[bytes] = []
         size = 0
         for chunk in self._stream(response, deadline, tap):
             size += len(chunk)
-            if size > self._config.max_bytes:
-                raise _Failure(f"too-large: body over {self._config.max_bytes} bytes")
+            if size > limit:
+                raise _Failure(f"too-large: body over {limit} bytes")
             chunks.append(chunk)
             if sniff and size >= SNIFF_BYTES:
                 if not looks_like_html(b"".join(chunks)):
@@ -581,19 +598,27 @@ class Fetcher:
         workers: unless the answer is stored, one worker claims the load and
         the others wait for it (a claim lapses if its worker dies)."""
         store = self._robots_store
-        return store is not None and store.get(origin) is None and not store.claim(origin)
+        return store is not None and self._stored_robots(origin) is None and not store.claim(origin)
+
+    def _stored_robots(self, origin: str) -> dict | None:
+        """The shared answer for origin, unless it is older than robots_ttl
+        (wall-clock time: the workers share no other clock)."""
+        record = self._robots_store.get(origin)
+        if record is None or time.time() - record.get("fetched_at", 0.0) >= self._config.robots_ttl:
+            return None
+        return record
 
     def _load_robots(self, origin: str) -> RobotsRules:
         """Fetch and interpret ``origin``'s robots.txt (RFC 9309 §2.3), or
         take the answer another worker of a shared crawl stored."""
         store = self._robots_store
-        record = store.get(origin) if store is not None else None
+        record = self._stored_robots(origin) if store is not None else None
         if record is not None:
             rules = RobotsRules.from_record(record, self._token)
         else:
             rules = self._robots_rules(robots_url(origin))
             if store is not None:
-                store.put(origin, rules.record())
+                store.put(origin, {**rules.record(), "fetched_at": time.time()})
         if rules.crawl_delay is not None:
             self._gate.raise_interval(host_key(origin), rules.crawl_delay)
         return rules

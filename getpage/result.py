@@ -44,6 +44,31 @@ class FetchResult:
 
 
 @dataclass(frozen=True)
+class Ask:
+    """What one fetch asks for beyond a page: a conditional GET of ``url``
+    (``If-None-Match`` with ``etag``, ``If-Modified-Since`` with
+    ``last_modified``, sent on the request for that URL only: validators
+    belong to one resource, not to a redirect on the way to it), and the
+    body of any of ``document_types`` (media types; an unlabelled body too)
+    kept as bytes up to ``max_bytes`` (0: FetchConfig.max_bytes), not
+    decoded as HTML."""
+
+    url: str = ""
+    etag: str = ""
+    last_modified: str = ""
+    document_types: frozenset[str] = frozenset()
+    max_bytes: int = 0
+
+    def headers_for(self, url: str) -> dict[str, str] | None:
+        if url != self.url or not (self.etag or self.last_modified):
+            return None
+        headers = {"If-None-Match": self.etag} if self.etag else {}
+        if self.last_modified:
+            headers["If-Modified-Since"] = self.last_modified
+        return headers
+
+
+@dataclass(frozen=True)
 class SentRequest:
     """A request head as it went on the wire (recorded only when asked:
     ``FetchConfig.record_exchanges``)."""

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -38,6 +39,8 @@ from .addresses import DEFAULT_PORTS, url_authority
 MAX_ROBOTS_BYTES = 500 * 1024
 # RFC 9309 §2.3.1.2: follow at least five consecutive redirects.
 MAX_ROBOTS_REDIRECTS = 5
+# RFC 9309 §2.4: a cached robots.txt answer may be used for at most 24 hours.
+ROBOTS_TTL_SECONDS = 24 * 3600
 
 # RFC 9309 §2.2.1: a product token is letters, underscores and hyphens.
 _TOKEN = re.compile(r"[A-Za-z_-]+")
@@ -186,49 +189,60 @@ def _rewrite_line(line: str, token: str) -> str:
 
 
 class RobotsCache:
-    """One ``RobotsRules`` per origin, each loaded once.
+    """One ``RobotsRules`` per origin, loaded once and kept ``ttl`` seconds.
 
     ``load(origin)`` fetches and interprets robots.txt; it is called at
-    most once per origin even when many threads ask at once: the first
-    caller loads, the others wait for its answer. Entries are kept for the
-    life of the cache (a crawl), one per origin.
+    most once per origin and lifetime even when many threads ask at once:
+    the first caller loads, the others wait for its answer. RFC 9309 §2.4
+    lets a crawler keep an answer at most 24 hours; a long crawl, or a
+    recrawl of a site, asks again after that (``clock``, in seconds, says
+    when).
     """
 
-    def __init__(self, load: Callable[[str], RobotsRules]) -> None:
+    def __init__(self, load: Callable[[str], RobotsRules], *, ttl: float = ROBOTS_TTL_SECONDS,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self._load = load
+        self._ttl = ttl
+        self._clock = clock
         self._lock = threading.Lock()
         self._entries: dict[str, Future[RobotsRules]] = {}
-        # Loaded rules, read without the lock: every fetch asks, and after
-        # the first load per origin the answer never changes. A dict read
-        # is atomic; an origin is added only once its rules are final.
-        self._loaded: dict[str, RobotsRules] = {}
+        # Loaded rules and when they expire, read without the lock: every
+        # fetch asks. A dict read is atomic; an origin is added only once
+        # its rules are final, and replaced whole.
+        self._loaded: dict[str, tuple[RobotsRules, float]] = {}
 
     def known(self, origin: str) -> bool:
-        """True once origin's rules are loaded: asking costs no request."""
-        return origin in self._loaded
+        """True while origin's rules are loaded and fresh: asking costs no request."""
+        loaded = self._loaded.get(origin)
+        return loaded is not None and self._clock() < loaded[1]
 
     def loading_elsewhere(self, origin: str) -> bool:
         """True while another caller is loading origin's rules (asking now would wait)."""
         with self._lock:
-            return origin in self._entries and origin not in self._loaded
+            entry = self._entries.get(origin)
+            return entry is not None and not entry.done()
 
     def rules(self, origin: str) -> RobotsRules:
         loaded = self._loaded.get(origin)
-        if loaded is not None:
-            return loaded
+        if loaded is not None and self._clock() < loaded[1]:
+            return loaded[0]
         with self._lock:
             entry = self._entries.get(origin)
-            loader = entry is None
+            loader = entry is None or (entry.done() and self._expired(origin))
             if loader:
                 entry = self._entries[origin] = Future()
         if loader:
             self._fill(origin, entry)
         return entry.result()
 
+    def _expired(self, origin: str) -> bool:
+        loaded = self._loaded.get(origin)
+        return loaded is None or self._clock() >= loaded[1]
+
     def _fill(self, origin: str, entry: Future[RobotsRules]) -> None:
         try:
             rules = self._load(origin)
-            self._loaded[origin] = rules
+            self._loaded[origin] = (rules, self._clock() + self._ttl)
             entry.set_result(rules)
         except BaseException as exc:
             # A failing loader is a bug: let every waiter see it, and let a

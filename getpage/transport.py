@@ -96,8 +96,9 @@ class Transport:
         self._pool_timeout = urllib3.Timeout(connect=timeout, read=timeout)
         self._pool_keys: dict[tuple, tuple[tuple, dict[str, object]]] = {}
 
-    def get(self, url: str) -> urllib3.BaseHTTPResponse:
-        """GET ``url`` (absolute http(s), no fragment); the response's body is unread.
+    def get(self, url: str, headers: dict[str, str] | None = None) -> urllib3.BaseHTTPResponse:
+        """GET ``url`` (absolute http(s), no fragment) with the session's
+        headers and ``headers``; the response's body is unread.
 
         Read the body from the response (``read1``), then ``close`` it and
         ``release_conn`` it. Raises what requests or urllib3 raise for
@@ -105,10 +106,11 @@ class Transport:
         """
         target = wire_target(url)
         if target is None:
-            return self._prepared_get(url)
+            return self._prepared_get(url, headers)
         pool = self._pool(url)
         # The arguments requests' HTTPAdapter.send passes for a GET.
-        return pool.urlopen("GET", target, body=None, headers=self._headers, redirect=False,
+        sent = self._headers if headers is None else {**self._headers, **headers}
+        return pool.urlopen("GET", target, body=None, headers=sent, redirect=False,
                             assert_same_host=False, preload_content=False, decode_content=False,
                             retries=self._adapter.max_retries, timeout=self._pool_timeout,
                             chunked=False)
@@ -130,14 +132,15 @@ class Transport:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def _prepared_get(self, url: str) -> urllib3.BaseHTTPResponse:
+    def _prepared_get(self, url: str, headers: dict[str, str] | None = None
+                      ) -> urllib3.BaseHTTPResponse:
         """GET ``url`` as prepared by requests (IDNA host, re-quoted path,
         credentials from the URL, the session's headers), sent by the
         adapter with the settings ``Session.get`` would give it. Not by
         ``Session.send``: even with redirects off, that reads a redirect's
         whole body (to look for the next request), however large."""
         session = self.session
-        request = session.prepare_request(requests.Request("GET", url))
+        request = session.prepare_request(requests.Request("GET", url, headers=headers))
         response = self._adapter.send(request, stream=True, timeout=self._timeout,
                                       verify=session.verify, cert=session.cert,
                                       proxies=session.proxies)

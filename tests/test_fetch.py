@@ -27,6 +27,7 @@ from getpage_stub import FakeTime, StubServer, local_config, page, redirect, sen
 
 from getpage import (
     ADDRESS_CATEGORIES,
+    Ask,
     FetchConfig,
     Fetcher,
     FetchResult,
@@ -1038,3 +1039,48 @@ def test_connect_timeout_is_an_error_value(full_backlog, path):
         took = time.monotonic() - started
     assert (result.error, result.status) == ("timeout: connect 0.5s", 0)
     assert took < 1.5, took
+
+
+# -- what a fetch asks for beyond a page (getpage.Ask) --------------------------
+
+def test_a_conditional_get_sends_the_validators_and_a_304_comes_back_plain(server):
+    def not_modified(handler):
+        handler.send_response(304)
+        handler.send_header("ETag", '"v1"')
+        handler.end_headers()
+    server.routes["/a"] = not_modified
+    url = server.url("/a")
+    with make_fetcher() as fetcher:
+        result = fetcher.fetch(url, ask=Ask(url=url, etag='"v1"',
+                                            last_modified="Tue, 01 Dec 2026 10:00:00 GMT"))
+    sent = server.received[-1].headers
+    assert sent["if-none-match"] == '"v1"'
+    assert sent["if-modified-since"] == "Tue, 01 Dec 2026 10:00:00 GMT"
+    assert (result.status, result.error, result.body, result.is_html) == (304, "", b"", False)
+    assert result.headers["etag"] == '"v1"'
+
+
+def test_validators_go_only_to_the_url_they_belong_to(server):
+    server.routes["/old"] = redirect(server.url("/new"))
+    server.routes["/new"] = page(HTML.encode())
+    with make_fetcher() as fetcher:
+        result = fetcher.fetch(server.url("/old"), ask=Ask(url=server.url("/new"), etag='"x"'))
+    first, second = [r for r in server.received if r.path in ("/old", "/new")]
+    assert "if-none-match" not in first.headers and second.headers["if-none-match"] == '"x"'
+    assert result.is_html
+    with make_fetcher() as fetcher:   # and no ask, no conditional header
+        fetcher.fetch(server.url("/new"))
+    assert "if-none-match" not in server.received[-1].headers
+
+
+def test_a_document_type_is_kept_as_bytes_within_its_own_cap(server):
+    xml = b"<?xml version='1.0'?><urlset><url><loc>http://x/</loc></url></urlset>"
+    server.routes["/s.xml"] = page(xml, "application/xml")
+    server.routes["/big.xml"] = page(b"x" * 5000, "application/xml")
+    types = frozenset({"application/xml"})
+    with make_fetcher(max_bytes=100) as fetcher:
+        plain = fetcher.fetch(server.url("/s.xml"))
+        asked = fetcher.fetch(server.url("/s.xml"), ask=Ask(document_types=types, max_bytes=1000))
+        big = fetcher.fetch(server.url("/big.xml"), ask=Ask(document_types=types, max_bytes=1000))
+    assert plain.body == b"" and asked.body == xml and asked.text is None and asked.ok
+    assert big.error == "too-large: body over 1000 bytes" and big.body == b""

@@ -421,3 +421,19 @@ def test_robots_redirect_into_a_blocked_address_is_not_followed(server):
         assert intranet.received == []
     finally:
         intranet.close()
+
+
+def test_robots_txt_is_asked_again_once_its_answer_is_a_day_old(server):
+    """RFC 9309 §2.4: an answer is kept 24 hours at most; a new one applies."""
+    server.routes["/robots.txt"] = page("User-agent: *\nDisallow: /private\n", "text/plain")
+    server.routes["/private"] = page("<p>secret</p>")
+    clock = FakeTime()
+    with Fetcher(local_config("BfsBot/0.1", delay=0), clock=clock.clock, sleep=clock.sleep) as fetcher:
+        assert fetcher.fetch(server.url("/private")).error == "robots: disallowed by robots.txt"
+        clock.now += 24 * 3600 - 1
+        assert fetcher.fetch(server.url("/private")).error == "robots: disallowed by robots.txt"
+        assert server.paths() == ["/robots.txt"]
+        server.routes["/robots.txt"] = page("User-agent: *\nDisallow:\n", "text/plain")
+        clock.now += 1
+        assert fetcher.fetch(server.url("/private")).ok
+    assert server.paths() == ["/robots.txt", "/robots.txt", "/private"]
