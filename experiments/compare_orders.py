@@ -74,10 +74,13 @@ FRACTIONS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3)          # checkpoints: share of t
 BUDGET = 1.3                                            # --max-pages: this x the largest checkpoint
 BAR = 0.1                                               # the issue's "at 10 % of the site"
 TUNING_SEEDS = (901, 902)
-FOCUSED_SWEEP = {"p_local": (0.5, 0.7, 0.9), "anchor_quality": (0.9, 0.5), "tunnel_length": (0, 4)}
+FOCUSED_SWEEP = {"p_local": (0.5, 0.7, 0.9), "anchor_quality": (0.9, 0.5), "tunnel_length": (0, 2, 4)}
 TUNING_SPEC = WebSpec(pages=2000, p_local=0.7, anchor_quality=0.7, tunnel_length=2)
 PAPER_SPEC = WebSpec(pages=28000, topics=2, clusters=4, p_local=0.9, anchor_quality=0.9)
 PAPER_POINTS = tuple(range(2000, 14001, 2000))
+# Shark's "relevant parent": with the crawler's default 0, an irrelevant page whose text shares one topic
+# word counts as relevant; 0.1 lies between the two kinds' scores (experiments/README.md), so chains decay.
+SHARK_THRESHOLDS = (0, 0.1)
 TUNING: dict[str, list[tuple[str, ...]]] = {
     "bfs": [()],
     "opic": [()],
@@ -85,11 +88,12 @@ TUNING: dict[str, list[tuple[str, ...]]] = {
                    ("a=1", "b=0", "c=0", "pagerank_every=100")],
     "best-first": [(f"h1={h1}", f"h2={1 - h1:g}") for h1 in (1, 0.7, 0.5, 0.3, 0)],
     "best-n-first": [(f"h1={h1}", f"h2={1 - h1:g}", f"n={n}") for h1 in (0.7, 0.3) for n in (64, 256)],
-    "shark": [(f"delta={d}", f"gamma={g}") for d in (0.5, 0.8) for g in (0.3, 0.5, 0.8)],
-    "aco": [(f"beta={b}", f"rho={r}", f"q0={q}", "seed=1") for b in (1, 2) for r in (0.05, 0.2) for q in (0.7, 0.9)],
+    "shark": [(f"delta={d}", f"gamma={g}", f"threshold={t}") for d in (0.5, 0.8) for g in (0.3, 0.5, 0.8)
+              for t in SHARK_THRESHOLDS],
+    "aco": [(f"beta={b}", f"rho={r}", f"q0={q}", "seed=1") for b in (1, 2) for r in (0, 0.05, 0.2) for q in (0.7, 0.9)],
 }
 QUICK = {"webs": 2, "importance_pages": 300, "focused_pages": 300, "paper": WebSpec(pages=600, topics=2),
-         "paper_points": (100, 200, 300), "sweep": {"p_local": (0.9,), "anchor_quality": (0.9,), "tunnel_length": (0,)}}
+         "paper_points": (100, 200, 300), "sweep": {"p_local": (0.9,), "anchor_quality": (0.9,), "tunnel_length": (0, 2)}}
 
 
 @dataclass(frozen=True)
@@ -224,6 +228,65 @@ def measures(run: Run, truth: Truth, points: Iterable[int]) -> list[dict]:
     return rows
 
 
+# -- tunnel arithmetic -------------------------------------------------------------------
+#
+# A tunnel page carries no signal a focused order reads: its text is drawn from its own (irrelevant)
+# topic, the anchor into it from that topic or the noise words, like every irrelevant page's; only its
+# single in-link and its id (the web's last ones) set it apart, and no focused order uses either.
+
+def link_distances(web: Web, sources: Iterable[int], enters) -> dict[int, int]:
+    """Breadth-first link distance from the nearest source, over links into pages where enters(page)."""
+    distance = {page: 0 for page in sources}
+    todo = deque(distance)
+    while todo:
+        page = todo.popleft()
+        for target, _ in web.pages[page].links:
+            if target not in distance and enters(target):
+                distance[target] = distance[page] + 1
+                todo.append(target)
+    return distance
+
+
+def beyond_tunnels(web: Web) -> frozenset[int]:
+    """The relevant pages a crawl from the seed reaches only through a tunnel."""
+    tunnel = {page for chain in web.tunnels for page in chain}
+    reachable = link_distances(web, [web.seed], lambda page: page not in tunnel)
+    return frozenset(web.relevant - reachable.keys())
+
+
+def tunnel_arithmetic(web: Web, budget: int, bfs_harvest: float | None) -> dict:
+    """What the first tunnel (out of the seed's cluster) costs within budget pages.
+
+    ceiling: the harvest of a crawl that never crosses, at best (every relevant page it can reach).
+    layers: H_1..H_L, the irrelevant pages at link distance 1..L from that cluster's relevant pages
+    over irrelevant pages; the tunnel's j-th page is one of H_j. A search in order of that distance
+    fetches H_1 + ... + H_(L-1) of them, then the tunnel's end at a uniformly random place among H_L
+    when it cannot tell it from the others. Any order that picks among H_1 without knowing which one
+    starts the tunnel fetches (H_1 + 1) / 2 + L - 1 irrelevant pages before the tunnel's end, in
+    expectation, and beats the ceiling only if the head comes among its first budget - R_0 - L picks
+    of H_1 (R_0 relevant pages, plus one beyond), with probability at most (budget - R_0 - L) / H_1.
+    """
+    length = web.spec.tunnel_length
+    reachable = len(web.relevant - beyond_tunnels(web))
+    cluster = [page.id for page in web.pages if page.relevant and page.cluster == 0]
+    distance = link_distances(web, cluster, lambda page: not web.pages[page].relevant)
+    layers = [sum(d == j for d in distance.values()) for j in range(1, length + 1)]
+    before = sum(layers[:-1])
+    left = budget - reachable
+    return {"pages": web.spec.pages, "budget": budget, "relevant_reachable": reachable,
+            "ceiling": reachable / budget, "two_bfs": 2 * bfs_harvest if bfs_harvest is not None else None,
+            "layers": " ".join(map(str, layers)), "h1": layers[0],
+            "distance_first": before + 1, "distance_expected": before + (layers[-1] + 1) / 2,
+            "budget_left": left, "exchangeable_expected": (layers[0] + 1) / 2 + length - 1,
+            "crossing_chance": min(1.0, max(0.0, (left - length) / layers[0]))}
+
+
+def crossed_at(run: Run) -> int | None:
+    """How many pages the run had fetched when it first fetched a relevant page beyond a tunnel."""
+    beyond = beyond_tunnels(run.web) if run.web.tunnels else frozenset()
+    return next((n for n, page in enumerate(run.fetched, 1) if page in beyond), None)
+
+
 def run_rows(part: str, run: Run, points: Iterable[int]) -> list[dict]:
     spec = run.web.spec
     head = {"part": part, "web_seed": spec.seed, "pages": spec.pages, "relevant": len(run.web.relevant),
@@ -232,7 +295,8 @@ def run_rows(part: str, run: Run, points: Iterable[int]) -> list[dict]:
             "seconds": round(run.seconds, 2),
             "crawler_cpu_ms_per_page": 1000 * run.cpu_seconds / len(run.fetched) if run.fetched else None,
             "order_cpu_ms_per_fetch": run.cpu_ms_per_fetch,
-            "level_corrections": run.order_stats.get("level_corrections"), "level_mismatches": run.level_mismatches}
+            "level_corrections": run.order_stats.get("level_corrections"), "level_mismatches": run.level_mismatches,
+            "crossed_at": crossed_at(run)}
     return [{**head, **row, "fraction": row["n"] / spec.pages} for row in measures(run, Truth.of(run.web), points)]
 
 
@@ -256,6 +320,7 @@ class Session:
     tuning: list[dict]
     workers: int = 8
     fixed: dict[str, tuple[str, ...]] = field(default_factory=dict)   # order -> KEY=VALUE kept in every setting
+    tunnels: list[dict] = field(default_factory=list)                # tunnel_arithmetic of each focused web
 
     def params(self, order: str, params: Sequence[str]) -> tuple[str, ...]:
         """params with the fixed values of the order's keys in place of the grid's."""
@@ -263,9 +328,9 @@ class Session:
         keys = {item.split("=")[0] for item in fixed}
         return tuple(item for item in params if item.split("=")[0] not in keys) + fixed
 
-    def run_web(self, part: str, spec: WebSpec, orders: Sequence[str], budget: int,
+    def run_web(self, part: str, web: Web, orders: Sequence[str], budget: int,
                 points: Sequence[int]) -> list[dict]:
-        web, rows = generate(spec), []
+        rows = []
         with serve_web(web) as served:
             for order in orders:
                 run = crawl(served, order, self.params(order, self.chosen.get(order, ())), budget, self.work,
@@ -289,6 +354,9 @@ def tune(session: Session, importance_spec: WebSpec, focused_spec: WebSpec) -> N
         spec = importance_spec if order in IMPORTANCE_ORDERS else focused_spec
         budget = round(BAR * spec.pages)
         grid = list(dict.fromkeys(session.params(order, params) for params in TUNING.get(order, [()])))
+        if len(grid) == 1:                   # nothing to choose (bfs, opic): no tuning crawls
+            session.chosen[order] = grid[0]
+            continue
         scores = {params: [] for params in grid}
         for seed in TUNING_SEEDS:
             web = generate(replace(spec, seed=seed))
@@ -307,23 +375,33 @@ def tune(session: Session, importance_spec: WebSpec, focused_spec: WebSpec) -> N
 def importance(session: Session, webs: int, pages: int) -> None:
     orders = [order for order in session.orders if order in IMPORTANCE_ORDERS]
     for seed in range(1, webs + 1):
-        session.run_web("importance", WebSpec(pages=pages, seed=seed), orders, _budget(checkpoints(pages)),
-                        checkpoints(pages))
+        session.run_web("importance", generate(WebSpec(pages=pages, seed=seed)), orders,
+                        _budget(checkpoints(pages)), checkpoints(pages))
 
 
 def focused(session: Session, webs: int, pages: int, sweep: dict[str, Sequence] = FOCUSED_SWEEP) -> None:
     orders = [order for order in session.orders if order in FOCUSED_ORDERS]
     for p_local, anchor_quality, tunnels in product(*sweep.values()):
         for seed in range(1, webs + 1):
-            spec = WebSpec(pages=pages, p_local=p_local, anchor_quality=anchor_quality, tunnel_length=tunnels,
-                           seed=seed)
-            session.run_web("focused", spec, orders, _budget(checkpoints(pages)), checkpoints(pages))
+            web = generate(WebSpec(pages=pages, p_local=p_local, anchor_quality=anchor_quality,
+                                   tunnel_length=tunnels, seed=seed))
+            rows = session.run_web("focused", web, orders, _budget(checkpoints(pages)), checkpoints(pages))
+            if web.tunnels:
+                session.tunnels.append(_tunnel_row(web, rows))
+
+
+def _tunnel_row(web: Web, rows: list[dict]) -> dict:
+    spec = web.spec
+    bfs = next((row["harvest"] for row in at_bar(rows, "focused") if row["order"] == "bfs"), None)
+    return {"web_seed": spec.seed, "p_local": spec.p_local, "anchor_quality": spec.anchor_quality,
+            "tunnel_length": spec.tunnel_length, "bfs_harvest": bfs,
+            **tunnel_arithmetic(web, round(BAR * spec.pages), bfs)}
 
 
 def paper(session: Session, spec: WebSpec, points: Sequence[int], webs: int) -> None:
     orders = [order for order in session.orders if order in PAPER_ORDERS]
     for seed in range(1, webs + 1):
-        session.run_web("paper", replace(spec, seed=seed), orders, _budget(points), points)
+        session.run_web("paper", generate(replace(spec, seed=seed)), orders, _budget(points), points)
 
 
 # -- tables ------------------------------------------------------------------------------
@@ -337,12 +415,9 @@ def _num(digits: int):
 
 
 def _mean_by(rows: list[dict], keys: Sequence[str], values: Sequence[str]) -> list[dict]:
-    groups: dict[tuple, list[dict]] = {}
-    for row in rows:
-        groups.setdefault(tuple(row[key] for key in keys), []).append(row)
     return [{**dict(zip(keys, group)), "webs": len(members),
              **{value: _mean_or_none([m[value] for m in members]) for value in values}}
-            for group, members in groups.items()]
+            for group, members in _groups(rows, keys).items()]
 
 
 def _mean_or_none(values: list) -> float | None:
@@ -384,9 +459,10 @@ def _head_to_head(rows: list[dict], challenger: str, baseline: str, value: str) 
              if challenger in orders and baseline in orders]
     if not pairs:
         return ""
-    wins = sum(c >= b for c, b in pairs)
+    wins, ties = sum(c > b for c, b in pairs), sum(c == b for c, b in pairs)
     margins = [c - b for c, b in pairs]
-    return (f"- {challenger} ≥ {baseline} on {value} on {wins} of {len(pairs)} webs; difference "
+    return (f"- {challenger} against {baseline} on {value}, {len(pairs)} webs: {wins} wins, {ties} ties, "
+            f"{len(pairs) - wins - ties} losses; difference "
             f"{100 * mean(margins):+.1f} points on average (from {100 * min(margins):+.1f} to "
             f"{100 * max(margins):+.1f})\n")
 
@@ -416,7 +492,91 @@ def focused_tables(rows: list[dict]) -> str:
     return (f"### Focused: harvest rate and target recall after {100 * BAR:.0f} % of the site (mean over webs)\n\n"
             f"{markdown_table(columns, wide)}\n\n{_head_to_head(bar, 'aco', 'best-first', 'harvest')}"
             f"{_head_to_head(bar, 'aco', 'best-first', 'recall')}"
-            f"{_head_to_head(bar, 'shark', 'best-first', 'harvest')}\n{cpu}")
+            f"{_head_to_head(bar, 'shark', 'best-first', 'harvest')}"
+            f"{_head_to_head(bar, 'best-n-first', 'best-first', 'harvest')}\n{cpu}\n\n"
+            f"{bar_table(bar)}\n\n{crossing_table(bar)}")
+
+
+def bar_table(bar: list[dict]) -> str:
+    """The issue's bar per tunnel length: webs with p_local >= 0.7 where best-first's harvest at 10 %
+    is at least twice BFS's."""
+    by_web: dict[tuple, dict] = {}
+    for row in bar:
+        if row["p_local"] >= 0.7:
+            by_web.setdefault(_web_key(row), {})[row["order"]] = row["harvest"]
+    ratios: dict[int, list[float]] = {}
+    for key, orders in by_web.items():
+        if orders.get("bfs") and "best-first" in orders:
+            ratios.setdefault(key[3], []).append(orders["best-first"] / orders["bfs"])
+    rows = [{"tunnel_length": length, "webs": len(values), "held": sum(r >= 2 for r in values),
+             "low": min(values), "mean": mean(values), "high": max(values)}
+            for length, values in sorted(ratios.items())]
+    columns = [Column("tunnel_length", "tunnel"), Column("webs", "webs (p_local ≥ 0.7)"),
+               Column("held", "best-first ≥ 2× bfs"), Column("low", "ratio, lowest", _num(2)),
+               Column("mean", "mean", _num(2)), Column("high", "highest", _num(2))]
+    return (f"### The bar: best-first ≥ 2× BFS's harvest at {100 * BAR:.0f} % of the site, p_local ≥ 0.7\n\n"
+            f"{markdown_table(columns, rows)}") if rows else ""
+
+
+def crossing_table(bar: list[dict]) -> str:
+    """Per tunnel length and order: on how many webs the crawl fetched a relevant page beyond a tunnel."""
+    groups: dict[tuple, list[dict]] = {}
+    for row in bar:
+        if row["tunnel_length"]:
+            groups.setdefault((row["tunnel_length"], row["order"]), []).append(row)
+    rows = []
+    for (length, order), members in sorted(groups.items(), key=lambda item: (item[0][0], _rank(item[0][1]))):
+        crossed = [row["crossed_at"] for row in members if row["crossed_at"] is not None]
+        rows.append({"tunnel_length": length, "order": order, "webs": len(members),
+                     "by_bar": sum(row["crossed_at"] is not None and row["crossed_at"] <= row["n"] for row in members),
+                     "by_end": len(crossed), "first": min(crossed) if crossed else None,
+                     "median": float(np.median(crossed)) if crossed else None})
+    columns = [Column("tunnel_length", "tunnel"), Column("order", "order"), Column("webs", "webs"),
+               Column("by_bar", f"crossed by {100 * BAR:.0f} %"), Column("by_end", "crossed in the crawl"),
+               Column("first", "earliest crossing (pages)"), Column("median", "median crossing", _num(0))]
+    return (f"### Crossing: a relevant page beyond a tunnel fetched (the crawl's budget: "
+            f"{100 * BUDGET * max(FRACTIONS):.0f} % of the site)\n\n{markdown_table(columns, rows)}") if rows else ""
+
+
+def _rank(order: str) -> int:
+    return FOCUSED_ORDERS.index(order) if order in FOCUSED_ORDERS else len(FOCUSED_ORDERS)
+
+
+def tunnel_tables(tunnels: list[dict]) -> str:
+    """The tunnel arithmetic per p_local and tunnel length, mean over the webs."""
+    if not tunnels:
+        return ""
+    rows = []
+    for key, members in sorted(_groups(tunnels, ("p_local", "tunnel_length")).items()):
+        layers = np.array([[int(h) for h in row["layers"].split()] for row in members])
+        two_bfs = [row["two_bfs"] for row in members if row["two_bfs"] is not None]
+        rows.append({"p_local": key[0], "tunnel_length": key[1], "webs": len(members),
+                     **{name: mean(row[name] for row in members) for name in
+                        ("relevant_reachable", "ceiling", "distance_expected", "budget_left",
+                         "exchangeable_expected")},
+                     "two_bfs": mean(two_bfs) if two_bfs else None,
+                     "below": sum(row["two_bfs"] is not None and row["ceiling"] < row["two_bfs"] for row in members),
+                     "layers": " / ".join(f"{h:.0f}" for h in layers.mean(axis=0)),
+                     "reaches": sum(row["distance_expected"] < row["budget_left"] for row in members),
+                     "chance": max(row["crossing_chance"] for row in members)})
+    columns = [Column("p_local", "p_local"), Column("tunnel_length", "tunnel"), Column("webs", "webs"),
+               Column("relevant_reachable", "relevant without crossing R₀", _num(1)),
+               Column("ceiling", "ceiling R₀ ÷ budget", _pct), Column("two_bfs", "2× bfs harvest", _pct),
+               Column("below", "webs: ceiling < 2× bfs"), Column("layers", "H₁ / … / H_L"),
+               Column("distance_expected", "distance order: irrelevant before the end", _num(1)),
+               Column("budget_left", "budget − R₀", _num(1)),
+               Column("reaches", "webs: distance order in budget"),
+               Column("exchangeable_expected", "any blind order ≥ (expected)", _num(1)),
+               Column("chance", "P(beat ceiling) ≤ (highest)", _num(2))]
+    return (f"### Tunnel arithmetic: the first tunnel, budget {100 * BAR:.0f} % of the site (mean over webs)\n\n"
+            f"{markdown_table(columns, rows)}")
+
+
+def _groups(rows: list[dict], keys: Sequence[str]) -> dict[tuple, list[dict]]:
+    groups: dict[tuple, list[dict]] = {}
+    for row in rows:
+        groups.setdefault(tuple(row[key] for key in keys), []).append(row)
+    return groups
 
 
 def _wide(rows: list[dict], keys: Sequence[str], pivot: str, values: Sequence[str]) -> list[dict]:
@@ -521,8 +681,12 @@ def plot_all(out: Path, rows: list[dict]) -> None:
 
 RUN_COLUMNS = ["part", "web_seed", "pages", "relevant", "p_local", "anchor_quality", "tunnel_length", "order",
                "params", "crawled", "seconds", "crawler_cpu_ms_per_page", "order_cpu_ms_per_fetch", "level_corrections",
-               "level_mismatches", "n", "fraction",
+               "level_mismatches", "crossed_at", "n", "fraction",
                "fetched", "harvest", "recall", "top1", "top10", "pagerank_mass"]
+
+TUNNEL_COLUMNS = ["web_seed", "pages", "p_local", "anchor_quality", "tunnel_length", "budget", "relevant_reachable",
+                  "ceiling", "bfs_harvest", "two_bfs", "layers", "h1", "distance_first", "distance_expected",
+                  "budget_left", "exchangeable_expected", "crossing_chance"]
 
 
 @click.command()
@@ -579,19 +743,34 @@ def _fixed(values: Sequence[str]) -> dict[str, tuple[str, ...]]:
 
 
 def crawler_version() -> str:
-    """The commit the crawler's packages are at, and which of them differ from it in the work tree
-    (or the directory they are imported from, when PYTHONPATH puts a fixed tree first)."""
-    root = Path(__file__).resolve().parent.parent
-    found = subprocess.run([sys.executable, "-c", "import controller; print(controller.__file__)"],
+    """The commit of the tree the crawler's packages are imported from (the work tree, or the one
+    PYTHONPATH puts first) and which of them differ from it there."""
+    trees = sorted(set(map(_package_tree, CRAWLER_PACKAGES)), key=str)
+    return "; ".join(_tree_version(tree) for tree in trees)
+
+
+def _package_tree(package: str) -> Path | None:
+    """The git work tree holding the package the crawler imports, as a crawl process would find it."""
+    found = subprocess.run([sys.executable, "-c", f"import {package}; print({package}.__file__)"],
                            capture_output=True, text=True, cwd=tempfile.gettempdir()).stdout.strip()
-    if found and Path(found).resolve().parent.parent != root:
-        return f"the packages in {Path(found).resolve().parent.parent}"
-    git = ["git", "-C", str(root)]
+    if not found:
+        return None
+    top = subprocess.run(["git", "-C", str(Path(found).parent), "rev-parse", "--show-toplevel"],
+                         capture_output=True, text=True).stdout.strip()
+    return Path(top) if top else Path(found).resolve().parent.parent
+
+
+def _tree_version(tree: Path | None) -> str:
+    if tree is None:
+        return "unknown packages"
+    git = ["git", "-C", str(tree)]
     commit = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     changed = subprocess.run([*git, "status", "--porcelain", "--", *CRAWLER_PACKAGES],
                              capture_output=True, text=True).stdout.split("\n")
     files = sorted(line[3:] for line in changed if line.strip())
-    return f"{commit or 'unknown commit'}" + (f" with uncommitted changes to {', '.join(files)}" if files else "")
+    where = "" if tree == Path(__file__).resolve().parent.parent else f" (the tree at {tree})"
+    return (f"{commit or 'unknown commit'}{where}"
+            + (f" with uncommitted changes to {', '.join(files)}" if files else ", no uncommitted changes"))
 
 
 def _write(out: Path, session: Session, parts: Sequence[str], plots: bool, started: float) -> None:
@@ -602,8 +781,11 @@ def _write(out: Path, session: Session, parts: Sequence[str], plots: bool, start
     write_csv(out / "results.csv", RUN_COLUMNS, session.rows)
     if session.tuning:
         write_csv(out / "tuning.csv", ["order", "params", "objective", "score"], session.tuning)
+    if session.tunnels:
+        write_csv(out / "tunnels.csv", TUNNEL_COLUMNS, session.tunnels)
     body = "\n\n".join(t for t in (tuning_table(session.tuning), importance_tables(session.rows),
-                                   focused_tables(session.rows), paper_tables(session.rows)) if t)
+                                   focused_tables(session.rows), tunnel_tables(session.tunnels),
+                                   paper_tables(session.rows)) if t)
     write_markdown(out / "results.md", "Crawl orders on generated webs", info, body)
     write_json(out / "run.json", info, {"seconds": round(time.perf_counter() - started, 1),
                                         "orders": list(session.orders), "workers": session.workers,

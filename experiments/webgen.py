@@ -118,6 +118,11 @@ class Web:
     def edges(self) -> list[tuple[int, int]]:
         return _edges(self.pages)
 
+    @property
+    def tunnels(self) -> tuple[tuple[int, ...], ...]:
+        """tunnels[k - 1]: the chain of page ids into target cluster k, in link order."""
+        return tuple(map(tuple, _tunnel_chains(self.spec)))
+
 
 @dataclass(frozen=True)
 class _Shape:
@@ -219,12 +224,17 @@ def _shape(spec: WebSpec, rng: random.Random) -> _Shape:
         own = [c for c, ct in enumerate(topic) if ct == t]
         cluster += [own[i % len(own)] for i in range(count)]
     rng.shuffle(cluster)
-    tunnels = [list(range(regular + k * spec.tunnel_length, regular + (k + 1) * spec.tunnel_length))
-               for k in range(spec.clusters - 1)] if spec.tunnel_length else []
     cluster += [rng.randrange(spec.clusters, len(topic)) for _ in range(tunnel_pages)]
     home = [rng.randrange(spec.hosts) for _ in topic]
     host = [home[c] if rng.random() < spec.host_locality else rng.randrange(spec.hosts) for c in cluster]
-    return _Shape(cluster, topic, host, tunnels)
+    return _Shape(cluster, topic, host, _tunnel_chains(spec))
+
+
+def _tunnel_chains(spec: WebSpec) -> list[list[int]]:
+    """The tunnel pages are the web's last ids, chain after chain."""
+    first = spec.pages - (spec.clusters - 1) * spec.tunnel_length
+    return [list(range(first + k * spec.tunnel_length, first + (k + 1) * spec.tunnel_length))
+            for k in range(spec.clusters - 1)] if spec.tunnel_length else []
 
 
 def _link_targets(spec: WebSpec, shape: _Shape, seed: int, rng: random.Random) -> list[list[int]]:

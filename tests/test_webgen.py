@@ -194,8 +194,73 @@ def test_compare_orders_quick_writes_its_tables(tmp_path):
     assert {row["order"] for row in rows} == {"bfs"}
     assert all(row["level_mismatches"] == "0" for row in rows)
     for part in ("importance", "focused"):
-        harvest = [float(row["recall"]) for row in rows if row["part"] == part and row["web_seed"] == "1"]
-        assert harvest == sorted(harvest) and harvest[-1] > 0
+        recall = [float(row["recall"]) for row in rows
+                  if row["part"] == part and row["web_seed"] == "1" and row["tunnel_length"] == "0"]
+        assert recall == sorted(recall) and recall[-1] > 0
+    assert all(row["crossed_at"] == "" for row in rows if row["tunnel_length"] == "0")
+    with (tmp_path / "tunnels.csv").open(newline="") as file:
+        (tunnels,) = list(csv.DictReader(file))
+    bfs = next(row for row in rows if row["tunnel_length"] == "2" and float(row["fraction"]) == 0.1)
+    assert float(tunnels["two_bfs"]) == pytest.approx(2 * float(bfs["harvest"]))
     text = (tmp_path / "results.md").read_text()
     assert "### Importance: after 10 % of the site" in text and "### Focused" in text
+    assert "### Tunnel arithmetic" in text and "### The bar" not in text     # no best-first crawled
     assert (tmp_path / "importance.png").stat().st_size > 1000
+
+
+# -- the tunnel arithmetic --------------------------------------------------------------
+
+TUNNELLED = WebSpec(pages=600, topics=5, clusters=3, tunnel_length=3, p_local=0.8, seed=3)
+
+
+def irrelevant_distances(web, sources) -> dict[int, int]:
+    """Distance from the nearest source over irrelevant pages: a search from a virtual page linking to every source."""
+    seen, todo = {page: 0 for page in sources}, deque(sources)
+    while todo:
+        page = todo.popleft()
+        for target, _ in web.pages[page].links:
+            if target not in seen and not web.pages[target].relevant:
+                seen[target] = seen[page] + 1
+                todo.append(target)
+    return seen
+
+
+def test_the_tunnel_arithmetic_counts_the_pages_around_the_first_tunnel():
+    web = generate(TUNNELLED)
+    budget = 60
+    found = compare_orders.tunnel_arithmetic(web, budget, 0.2)
+    seed_cluster = {page.id for page in web.pages if page.relevant and page.cluster == 0}
+    assert compare_orders.beyond_tunnels(web) == web.relevant - seed_cluster
+    assert found["relevant_reachable"] == len(seed_cluster)
+    assert found["ceiling"] == len(seed_cluster) / budget and found["two_bfs"] == 0.4
+    distance = irrelevant_distances(web, seed_cluster)
+    layers = [sum(d == j for d in distance.values()) for j in (1, 2, 3)]
+    assert found["layers"] == " ".join(map(str, layers)) and found["h1"] == layers[0]
+    # The tunnel's j-th page is one of the H_j: a distance-ordered search meets its end in the last layer.
+    assert [distance[page] for page in web.tunnels[0]] == [1, 2, 3]
+    assert found["distance_first"] == layers[0] + layers[1] + 1
+    assert found["distance_expected"] == layers[0] + layers[1] + (layers[2] + 1) / 2
+    assert found["budget_left"] == budget - len(seed_cluster)
+    assert found["exchangeable_expected"] == (layers[0] + 1) / 2 + 2
+    assert found["crossing_chance"] == min(1, max(0, (budget - len(seed_cluster) - 3) / layers[0]))
+
+
+def test_tunnel_pages_look_like_the_other_pages_of_their_topic():
+    web = generate(WebSpec(**{**TUNNELLED.__dict__, "anchor_quality": 1.0, "ambiguity": 0.0}))
+    tunnel = {page for chain in web.tunnels for page in chain}
+    for page in web.pages:
+        words = set(web.vocabularies[1 + page.topic]) | set(web.vocabularies[0])
+        assert set(page.text.split()) <= words
+        for target, anchor in page.links:
+            if target in tunnel:
+                assert set(anchor.split()) <= set(web.vocabularies[1 + web.pages[target].topic])
+    assert all(not web.pages[page].relevant for page in tunnel)
+
+
+def test_crossed_at_is_where_a_crawl_first_fetched_a_page_beyond_a_tunnel():
+    web = generate(TUNNELLED)
+    beyond = sorted(compare_orders.beyond_tunnels(web))
+    ahead = [page for page in range(20) if page not in beyond]
+    run = compare_orders.Run(web, "bfs", (), tuple(ahead[:5] + beyond[:1] + ahead[5:]), (), {}, 0.0, 0.0, 0)
+    assert compare_orders.crossed_at(run) == 6
+    assert compare_orders.crossed_at(compare_orders.Run(web, "bfs", (), tuple(ahead), (), {}, 0.0, 0.0, 0)) is None
