@@ -421,25 +421,33 @@ def run_crawl(config: CrawlConfig, expected=None, *, resume=False, overwrite=Fal
         before_run()
     if progress:
         progress.echo(in_force(config))
+    try:
+        with stop_signals(crawl, progress):
+            stats = crawl.run()
+    except _shared_errors(shared) as exc:
+        # Lost Redis for good, or fenced: the rows written so far stay, and
+        # Redis keeps what this worker committed until it runs again.
+        raise click.ClickException(str(exc)) from None
+    click.echo(level_table(stats, expected))
+    for line in summary_lines(stats, config.out):
+        click.echo(line)
+    return stats
+
+
+@contextmanager
+def stop_signals(crawl: Crawl, progress: Progress | None):
+    """Ctrl-C and SIGTERM stop the crawl cleanly while it runs (a second one at once)."""
     previous = {}
     if threading.current_thread() is threading.main_thread():   # signals reach no other thread
         previous = {sig: signal.signal(sig, _stopper(crawl, progress))
                     for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        stats = crawl.run()
-    except _shared_errors(shared) as exc:
-        # Lost Redis for good, or fenced: the rows written so far stay, and
-        # Redis keeps what this worker committed until it runs again.
-        raise click.ClickException(str(exc)) from None
+        yield
     finally:
         if progress:
             progress.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    click.echo(level_table(stats, expected))
-    for line in summary_lines(stats, config.out):
-        click.echo(line)
-    return stats
 
 
 def _shared_errors(shared) -> tuple[type[Exception], ...]:
@@ -858,3 +866,8 @@ def warc_index(path) -> None:
         click.echo(f"warc-index: the last {torn} bytes of {warc} are a record cut off (a killed "
                    f"crawl); the index lists the whole records before it; crawler crawl --out "
                    f"DIR --resume removes it", err=True)
+
+
+from controller.recrawl_cli import recrawl  # noqa: E402 (it builds on the functions above)
+
+cli.add_command(recrawl)

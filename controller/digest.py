@@ -40,6 +40,7 @@ class DigestJob:
     final_url: str      # base for relative links (before <base href>)
     body: bytes         # saved byte for byte
     text: str           # decoded HTML
+    suffix: str = ""    # after the files' names: a revisit's new version waits as <id>.html.new
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ class Digester:
         relevance, link_relevance = self._relevance(job.text, text, links, base)
         if job.page_id < 0:   # fetched before it was queued: only its links, no files yet
             return Digest(links=links, relevance=relevance, link_relevance=link_relevance)
-        html_path, text_path = f"pages/{job.page_id}.html", f"text/{job.page_id}.txt"
+        html_path, text_path = f"pages/{job.page_id}.html{job.suffix}", f"text/{job.page_id}.txt{job.suffix}"
         (self.out / html_path).write_bytes(job.body)
         (self.out / text_path).write_text(text, encoding="utf-8")
         return Digest(parsed.title, len(text), parsed.source_chars,

@@ -48,7 +48,7 @@ from controller.store import PageStore
 from controller.tally import Snapshot, Tally
 from controller.trace import TraceLog, utc_now
 from controller.extracted import ExtractedWriter, ExtractionTally
-from getpage import Fetcher, FetchResult, host_key
+from getpage import Ask, Fetcher, FetchResult, host_key
 from textfilter.duplicates import ContentVerdict
 from textfilter.fingerprint import body_md5
 from urllist import QueuedUrl
@@ -170,13 +170,7 @@ class Crawl:
     # -- the loop ---------------------------------------------------------
     def run(self) -> dict:
         self._started = time.monotonic()
-        if self.shared is not None:
-            self._join_shared()
-        elif self.resumed:
-            self.trace.resume(self.tally.urls, len(self.frontier))
-        else:
-            self.trace.start(self.config.seeds)
-            self._enqueue(self.config.seeds, level=0, parent_id=None)
+        self._begin()
         try:
             self.parsers = (DigestPool(self.digester, self.config.processes)
                             if self.config.processes else None)
@@ -189,6 +183,15 @@ class Crawl:
             return self._finish()
         finally:
             self.lock.release()   # last: whoever takes it next finds complete files
+
+    def _begin(self) -> None:
+        if self.shared is not None:
+            self._join_shared()
+        elif self.resumed:
+            self.trace.resume(self.tally.urls, len(self.frontier))
+        else:
+            self.trace.start(self.config.seeds)
+            self._enqueue(self.config.seeds, level=0, parent_id=None)
 
     def _loop(self, fetchers: ThreadPoolExecutor) -> None:
         """The paper's flow chart: hand out URLs, fetch, digest, record, until done."""
@@ -289,7 +292,7 @@ class Crawl:
         resume = self._resume.get(item.id)
         if self._scheduled:
             result = self.fetcher.fetch(item.url, reserved=True, resume=resume,
-                                        speculative=item.id < 0)
+                                        speculative=item.id < 0, ask=self._ask(item))
         else:   # a fetcher that knows no gate (tests): the slot is given back here
             try:
                 result = self.fetcher.fetch(item.url)
@@ -299,6 +302,10 @@ class Crawl:
         if visit.needs_digest and self.parsers is None:
             visit = replace(visit, digest=self.digester(self._job(item, visit)))
         return visit
+
+    def _ask(self, item: QueuedUrl) -> Ask | None:
+        """What the fetch of item asks for beyond a page (a recrawl's validators)."""
+        return None
 
     def _cancel_waiting(self) -> None:
         """A stop takes one request's time, not workers x delay: fetches still
@@ -811,5 +818,10 @@ def _row(item: QueuedUrl, visit: Visit, digest: Digest, new_links: int,
         "simhash": "" if digest.simhash is None else f"{digest.simhash:016x}",
         "duplicate_of": verdict.duplicate_of, "near_duplicate_of": verdict.near_duplicate_of,
         "hamming": verdict.hamming, "level_at_fetch": item.level,
-        "relevance": digest.relevance,
+        "relevance": digest.relevance, **validators(result.headers), "visits": 1, "changes": 0,
     }
+
+
+def validators(headers: dict[str, str]) -> dict[str, str]:
+    """The final response's ETag and Last-Modified: what a revisit sends back."""
+    return {"etag": headers.get("etag", ""), "last_modified": headers.get("last-modified", "")}

@@ -20,7 +20,7 @@ INDEX_COLUMNS = (
     "encoding", "bytes", "text_chars", "filtered_ratio", "out_links", "new_links",
     "fetched_at", "elapsed_ms", "html_path", "text_path", "error", "title",
     "content_md5", "body_md5", "simhash", "duplicate_of", "near_duplicate_of", "hamming",
-    "in_links", "level_at_fetch", "relevance",
+    "in_links", "level_at_fetch", "relevance", "etag", "last_modified", "visits", "changes",
 )
 EDGE_COLUMNS = ("from_id", "from_url", "to_url")
 
@@ -49,7 +49,7 @@ class PageStore:
 
     def add_row(self, row: dict) -> None:
         """Write one index row: the commit mark of a page (see controller/resume.py)."""
-        self._index.writerow([_cell(row.get(name)) for name in INDEX_COLUMNS])
+        self._index.writerow([cell(row.get(name)) for name in INDEX_COLUMNS])
         self._index_file.flush()
 
     def sync(self) -> None:
@@ -104,7 +104,7 @@ class PageStore:
         os.replace(tmp, path)
 
 
-def _cell(value) -> str:
+def cell(value) -> str:
     if value is None:
         return ""
     if isinstance(value, float):

@@ -8,6 +8,8 @@ add fields at the end of a line. URLs are normalized, so they hold no spaces.
   <utc time> FETCH <level> <id> <status> <bytes> <ms> <url> [<error ...>]
   <utc time> LEVEL <level> <urls> <new_urls> <m>
   <utc time> END <reason> <urls> <seconds>
+  <utc time> RECRAWL <pass> <pages to revisit>
+  <utc time> VISIT <pass> <id> <status> <outcome> <ms> <url> [<error ...>]
 
 status 0 means no HTTP response (see the error); LEVEL is written when a
 level is completely processed: urls fetched at that level, new URLs its
@@ -46,6 +48,16 @@ class TraceLog:
         if error:
             fields.append(" ".join(error.split()))
         self._line("FETCH", *fields)
+
+    def recrawl(self, pass_no: int, pages: int) -> None:
+        self._line("RECRAWL", pass_no, pages)
+
+    def visit(self, pass_no: int, page_id: int, status: int, outcome: str, ms: float,
+              url: str, error: str = "") -> None:
+        fields = [pass_no, page_id, status, outcome, round(ms), url]
+        if error:
+            fields.append(" ".join(error.split()))
+        self._line("VISIT", *fields)
 
     def level(self, level: int, urls: int, new_urls: int, m: int) -> None:
         self._line("LEVEL", level, urls, new_urls, m)

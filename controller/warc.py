@@ -47,6 +47,7 @@ from getpage import Exchange
 
 PAGE_ID = "WARC-Crawler-Page-Id"
 REVISIT_PROFILE = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+NOT_MODIFIED_PROFILE = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
 # Headers that describe the transfer, not the message: the payload is
 # stored with the transfer coding removed (see the module docstring).
 _TRANSFER_HEADERS = frozenset({"transfer-encoding"})
@@ -94,9 +95,11 @@ class WarcArchive:
         """Write a request and a response record for each exchange of page
         ``page_id``, then flush.
 
-        With ``revisit_of`` (the original of an exact duplicate), the last
-        exchange's response becomes a revisit record, if its payload is
-        complete and has that same digest; otherwise it is written in full.
+        With ``revisit_of`` (the original of an exact duplicate, or the
+        stored version of a page asked again), the last exchange's response
+        becomes a revisit record if it is a 304 (``server-not-modified``) or
+        its payload is complete and has that same digest
+        (``identical-payload-digest``); otherwise it is written in full.
         """
         exchanges = tuple(exchanges)
         for number, exchange in enumerate(exchanges, 1):
@@ -104,6 +107,10 @@ class WarcArchive:
             digest = payload_digest(exchange.payload)
             response_id = _record_id()
             self._writer.write_record(self._request_record(exchange, page_id, response_id))
+            if last and revisit_of and exchange.status == 304:   # a conditional GET's answer
+                self._writer.write_record(self._revisit_record(
+                    exchange, page_id, response_id, revisit_of, NOT_MODIFIED_PROFILE))
+                continue
             if last and revisit_of and not exchange.truncated and digest == revisit_of.payload_digest:
                 self._writer.write_record(
                     self._revisit_record(exchange, page_id, response_id, revisit_of))
@@ -171,7 +178,7 @@ class WarcArchive:
             warc_headers_dict=fields)
 
     def _revisit_record(self, exchange: Exchange, page_id: int, response_id: str,
-                        original: RevisitTarget):
+                        original: RevisitTarget, profile: str = REVISIT_PROFILE):
         fields = self._fields(exchange, page_id)
         fields["WARC-Record-ID"] = response_id
         fields["WARC-Refers-To"] = original.record_id
@@ -179,7 +186,7 @@ class WarcArchive:
             exchange.url, original.payload_digest, original.uri, original.date,
             http_headers=_response_head(exchange), warc_headers_dict=fields)
         # warcio names the profile after the writer's version; say it exactly.
-        record.rec_headers.replace_header("WARC-Profile", REVISIT_PROFILE)
+        record.rec_headers.replace_header("WARC-Profile", profile)
         return record
 
     @staticmethod

@@ -27,8 +27,8 @@ from controller.resume import SETTINGS_FILE, STATE_DIR
 
 INT_COLUMNS = frozenset({"id", "level", "parent_id", "status", "bytes", "text_chars", "out_links",
                          "new_links", "duplicate_of", "near_duplicate_of",
-                         "hamming", "in_links"})
-FLOAT_COLUMNS = frozenset({"filtered_ratio", "elapsed_ms"})
+                         "hamming", "in_links", "level_at_fetch", "visits", "changes"})
+FLOAT_COLUMNS = frozenset({"filtered_ratio", "elapsed_ms", "relevance"})
 TIME_COLUMNS = frozenset({"fetched_at"})
 PANDAS_HINT = "pip install pandas (or, from the repository: .venv/bin/pip install -e '.[notebook]')"
 

@@ -1,0 +1,322 @@
+"""``crawler recrawl DIR``: one revisit pass over a crawl, then the crawl goes on.
+
+A pass, in four steps, each safe to kill:
+
+1. Choose the pages to ask again (``urllist.revisit``: the policy and the
+   budget) and write the choice to state/recrawl.json before any request,
+   so a killed pass goes on with the same pages.
+2. Ask them again with conditional GETs (the stored ETag / Last-Modified)
+   through the crawl's own loop, politeness gate and host-aware scheduler:
+   ``Revisits`` is a ``Crawl`` whose frontier holds the revisits. Each
+   visit's row in visits.csv is its commit mark (controller/visits.py); a
+   changed page's new files replace the old ones (rename) before it, its
+   new links go to edges.csv before it too, and every answer goes into
+   the WARC (a 304 as a ``server-not-modified`` revisit record, the same
+   bytes as ``identical-payload-digest``, new bytes in full).
+3. Fold the visits into index.csv (write-then-rename): the latest version's
+   fields, ``etag``, ``last_modified``, ``visits``, ``changes``.
+4. Queue the links that changed pages added, at their exact level (the
+   changed page's level + 1, the smallest over the pages linking to it: no
+   unchanged page links to a URL the crawl has not seen), and go on as a
+   resumed crawl. Only when the crawl's queue was empty: a crawl stopped
+   with URLs still queued (--max-pages) holds deeper levels already, and
+   appending shallower URLs behind them would break the levels (the total
+   queue is in level order); those links stay in edges.csv, counted.
+
+A page is revisited only if it was saved (an HTML page with a 2xx answer).
+What the pass found is in visits.csv, trace.log (RECRAWL, VISIT lines) and
+state/recrawl.json (the passes' summaries).
+"""
+from __future__ import annotations
+
+import csv
+import json
+import os
+from collections import Counter, defaultdict
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+from controller import wiring
+from controller.config import CrawlConfig
+from controller.digest import Digest, DigestJob
+from controller.engine import Crawl, Visit, _row, validators
+from controller.resume import STATE_DIR
+from controller.store import INDEX_COLUMNS
+from controller.visits import ANSWERED, VisitLog, apply_visits, read_visits
+from getpage import Ask
+from textfilter.duplicates import ContentVerdict
+from textfilter.fingerprint import body_md5
+from urllist import QueuedUrl
+from urllist.revisit import Budget, PageHistory, plan
+
+RECRAWL_FILE = "recrawl.json"
+OUTCOMES = ("not-modified", "unchanged", "changed", "failed")
+NEW = ".new"   # a new version's files wait under this suffix until its visit commits
+NO_VERDICT = ContentVerdict(None, None, None)
+
+
+@dataclass(frozen=True)
+class RevisitPlan:
+    """How to choose the pages of a pass (urllist.revisit.plan's arguments)."""
+    policy: str = "uniform"
+    budget: Budget | None = None       # None: every page this pass
+    min_interval: float = 0.0
+    max_interval: float = float("inf")
+    max_rate: float | None = None
+
+
+def recrawl_state(out: Path) -> dict:
+    path = out / STATE_DIR / RECRAWL_FILE
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"passes": []}
+
+
+def save_state(out: Path, state: dict) -> None:
+    path = out / STATE_DIR / RECRAWL_FILE
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(state, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def current_rows(out: Path) -> tuple[list[dict], dict[int, list[dict]]]:
+    """index.csv's rows brought up to date by every visit so far, and the visits by id."""
+    with open(out / "index.csv", newline="", encoding="utf-8") as f:
+        rows = [row for row in csv.DictReader(f) if None not in row.values()]
+    by_id: dict[int, list[dict]] = defaultdict(list)
+    for visit in read_visits(out):
+        by_id[int(visit["id"])].append(visit)
+    return [apply_visits(row, by_id[int(row["id"])]) if int(row["id"]) in by_id else row
+            for row in rows], by_id
+
+
+def choose(rows: list[dict], visits: dict[int, list[dict]], how: RevisitPlan, now: float) -> list[int]:
+    """The ids to revisit this pass, most urgent first."""
+    histories = [_history(row, visits.get(int(row["id"]), [])) for row in rows if _revisitable(row)]
+    if how.budget is None:   # every page, the longest unvisited first
+        return [history.id for history in sorted(histories, key=lambda h: (h.visits[-1], h.id))]
+    return plan(histories, now, how.policy, how.budget, min_interval=how.min_interval,
+                max_interval=how.max_interval, max_rate=how.max_rate)
+
+
+def _revisitable(row: dict) -> bool:
+    return bool(row["html_path"]) and not row["error"] and row["status"].startswith("2")
+
+
+def _history(row: dict, visits: list[dict]) -> PageHistory:
+    answered = [visit for visit in visits if visit["outcome"] in ANSWERED]
+    return PageHistory(
+        id=int(row["id"]),
+        visits=(_epoch(row["fetched_at"]), *(_epoch(visit["visited_at"]) for visit in answered)),
+        changed=tuple(visit["outcome"] == "changed" for visit in answered),
+        modified=(_http_date(row["last_modified"]) if not answered else None,
+                  *(_http_date(visit["last_modified"]) for visit in answered)))
+
+
+def _epoch(iso: str) -> float:
+    return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
+
+
+def _http_date(value: str) -> float | None:
+    from email.utils import parsedate_to_datetime
+    try:
+        return parsedate_to_datetime(value).timestamp() if value else None
+    except (TypeError, ValueError):
+        return None
+
+
+class Revisits(Crawl):
+    """One pass's revisits, through the crawl loop: the frontier holds the
+    pages to ask again (local ids 0..n-1, all of one level, so none waits
+    for another); the crawl's own frontier, seen-set and content memory
+    are restored as for --resume, for the links changed pages add."""
+
+    def __init__(self, config: CrawlConfig, how: RevisitPlan, **kwargs) -> None:
+        super().__init__(replace(config, max_seconds=0), resume=True, **kwargs)
+        try:   # under the crawl's lock, so two recrawls cannot choose at once
+            self._open_pass(config.out, how)
+        except BaseException:
+            self.lock.release()
+            raise
+        self._main = self.frontier
+        self._local_budget = False   # the pass's size is its budget; --max-pages counts URLs
+        self.frontier = wiring.frontier(replace(config, order="bfs"), self._gate, None, lambda: None)
+        self.frontier.push([QueuedUrl(k, row["url"], 0, None) for k, row in enumerate(self._targets)])
+        self.visits = VisitLog(config.out)
+        self.outcomes: Counter[str] = Counter()
+
+    def _open_pass(self, out: Path, how: RevisitPlan) -> None:
+        """The open pass (state/recrawl.json), or a new one chosen now; the
+        pages of it not visited yet are this run's targets."""
+        for stale in [*(out / "pages").glob(f"*{NEW}"), *(out / "text").glob(f"*{NEW}")]:
+            stale.unlink()   # a new version whose visit a kill left uncommitted
+        self.state = recrawl_state(out)
+        rows, visits = current_rows(out)
+        passes = self.state["passes"]
+        if not passes or passes[-1]["state"] == "done":
+            passes.append({"pass": len(passes) + 1, "state": "revisiting", "policy": how.policy,
+                           "started_at": now_utc(), "chosen": choose(rows, visits, how, now_utc())})
+            save_state(out, self.state)
+        self.open_pass = passes[-1]
+        self.pass_no = self.open_pass["pass"]
+        by_id = {int(row["id"]): row for row in rows}
+        chosen = [by_id[page_id] for page_id in self.open_pass["chosen"]]
+        visited = {int(visit["id"]) for entries in visits.values() for visit in entries
+                   if int(visit["pass"]) == self.pass_no}
+        self._targets = [row for row in chosen if int(row["id"]) not in visited]
+        self._levels = {int(row["id"]): int(row["level"]) for row in chosen}
+        self._links_before = _links_of(out, set(self._levels))
+
+    def _begin(self) -> None:
+        self.trace.recrawl(self.pass_no, len(self._targets))
+
+    def _ask(self, item: QueuedUrl) -> Ask:
+        row = self._targets[item.id]
+        return Ask(url=row["final_url"] or row["url"], etag=row["etag"],
+                   last_modified=row["last_modified"])
+
+    def _dispatch(self, item: QueuedUrl, visit: Visit) -> None:
+        """Only new bytes are digested (and saved, under NEW)."""
+        if visit.needs_digest and body_md5(visit.result.body) != self._targets[item.id]["body_md5"]:
+            self._digest(item, visit)
+        else:
+            self._record(item, visit)
+
+    def _job(self, item: QueuedUrl, visit: Visit) -> DigestJob:
+        page_id = int(self._targets[item.id]["id"])
+        return DigestJob(page_id, visit.result.final_url, visit.result.body, visit.result.text,
+                         suffix=NEW)
+
+    def _record(self, item: QueuedUrl, visit: Visit) -> None:
+        row, result = self._targets[item.id], visit.result
+        outcome = _outcome(visit)
+        error = result.error or (visit.digest.error if visit.digest else "")
+        entry = {"pass": self.pass_no, "id": row["id"], "url": row["url"],
+                 "visited_at": visit.fetched_at, "outcome": outcome, "status": result.status or "",
+                 **validators(result.headers), "elapsed_ms": round(result.elapsed_ms, 1),
+                 "error": error}
+        if outcome == "changed":
+            entry.update(self._new_version(row, visit))
+        self._archive_visit(row, result, outcome)
+        self.visits.add(entry)
+        self.outcomes[outcome] += 1
+        self.trace.visit(self.pass_no, int(row["id"]), result.status, outcome, result.elapsed_ms,
+                         row["url"], error)
+        self.frontier.done(item)
+
+    def _new_version(self, row: dict, visit: Visit) -> dict:
+        """Put the new files in place, record its new links; its fields."""
+        digest, out, page_id = visit.digest, self.config.out, int(row["id"])
+        html_path, text_path = (path.removesuffix(NEW) for path in (digest.html_path, digest.text_path))
+        os.replace(out / digest.html_path, out / html_path)
+        os.replace(out / digest.text_path, out / text_path)
+        digest = replace(digest, html_path=html_path, text_path=text_path)
+        before = self._links_before.setdefault(page_id, set())
+        added = [url for url in digest.links if url not in before]
+        before.update(added)
+        self.store.add_edges(page_id, row["url"], added)
+        item = QueuedUrl(page_id, row["url"], int(row["level"]), None)
+        return _row(item, visit, digest, 0, self._verdict(page_id, digest))
+
+    def _verdict(self, page_id: int, digest: Digest) -> ContentVerdict:
+        """Against every other page: a page is never a copy of its own earlier version."""
+        if self.contents is None or not digest.content_md5:
+            return NO_VERDICT
+        verdict = self.contents.check(page_id, digest.content_md5, digest.simhash)
+        if verdict.duplicate_of == page_id or verdict.near_duplicate_of == page_id:
+            return NO_VERDICT
+        return verdict
+
+    def _archive_visit(self, row: dict, result, outcome: str) -> None:
+        if self.warc is None or not result.exchanges:
+            return
+        page_id = int(row["id"])
+        self.warc.write_page(result.exchanges, page_id=page_id,
+                             revisit_of=self.warc.response_of(page_id))
+
+    def _finish(self) -> dict:
+        self.visits.close()
+        self.store.close()
+        if self.warc is not None:
+            self.warc.close()
+        fold_visits(self.config.out)
+        self.frontier = self._main
+        queued = left = 0
+        if not self.stop_reason:
+            queued, left = (self._queue_new_links() if self._main.exhausted()
+                            else (0, len(self._new_links())))
+        self.journal.close()
+        self.trace.close()
+        counts = Counter(visit["outcome"] for visit in read_visits(self.config.out)
+                         if int(visit["pass"]) == self.pass_no)
+        summary = {"asked": len(self.open_pass["chosen"]), **{k: counts[k] for k in OUTCOMES},
+                   "new_links_queued": queued, "new_links_not_queued": left,
+                   "stopped": self.stop_reason}
+        if not self.stop_reason:
+            self.open_pass.update(state="crawling" if queued else "done", summary=summary)
+            save_state(self.config.out, self.state)
+        return {"pass": self.pass_no, **summary}
+
+    def _changed_pages(self) -> set[int]:
+        return {int(visit["id"]) for visit in read_visits(self.config.out)
+                if visit["outcome"] == "changed" and int(visit["pass"]) == self.pass_no}
+
+    def _new_links(self) -> list[tuple[int, str, int]]:
+        """(level, url, parent id) of the links changed pages hold that the
+        crawl has not seen, each once at its smallest level, in level order."""
+        best: dict[str, tuple[int, int]] = {}
+        for page_id in sorted(self._changed_pages()):
+            level = self._levels[page_id] + 1
+            for url in sorted(self._links_before.get(page_id, ())):
+                if url not in self.seen and (url not in best or level < best[url][0]):
+                    best[url] = (level, page_id)
+        return sorted(((level, url, parent) for url, (level, parent) in best.items()),
+                      key=lambda entry: entry[0])
+
+    def _queue_new_links(self) -> tuple[int, int]:
+        """Queue them as a crawl would (URL_Filter, trap limits, --max-depth)."""
+        queued = beyond = 0
+        for level, url, parent in self._new_links():
+            if self.config.max_depth and level > self.config.max_depth:
+                beyond += 1
+                continue
+            queued += len(self._enqueue([url], level, parent))
+        self.journal.sync()
+        return queued, beyond
+
+
+def fold_visits(out: Path) -> None:
+    """index.csv's rows with their visits applied (write-then-rename)."""
+    rows, _ = current_rows(out)
+    tmp = out / "index.csv.tmp"
+    with open(tmp, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, INDEX_COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, out / "index.csv")
+
+
+def _outcome(visit: Visit) -> str:
+    result = visit.result
+    if result.status == 304 and not result.error:
+        return "not-modified"
+    if not result.is_html:
+        return "failed"
+    if visit.digest is None:
+        return "unchanged"   # the same bytes: not digested (Revisits._dispatch)
+    return "failed" if visit.digest.error else "changed"
+
+
+def _links_of(out: Path, ids: set[int]) -> dict[int, set[str]]:
+    """The links edges.csv holds for these pages (every version's)."""
+    links: dict[int, set[str]] = defaultdict(set)
+    with open(out / "edges.csv", newline="", encoding="utf-8") as f:
+        for row in csv.reader(f):
+            if len(row) == 3 and row[0].isdigit() and int(row[0]) in ids:
+                links[int(row[0])].add(row[2])
+    return links
+
+
+def now_utc() -> float:
+    return datetime.now(timezone.utc).timestamp()

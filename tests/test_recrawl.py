@@ -1,0 +1,177 @@
+"""crawler recrawl: conditional GETs against a loopback site that changes
+between passes; what the server received, which files hold which bytes,
+what visits.csv, index.csv, trace.log and the WARC say; a kill -9 in the
+middle of a pass; bad input."""
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from changingsite import ChangingSite, page_html
+
+ROOT = Path(__file__).resolve().parent.parent
+T0 = 1_700_000_000   # a Last-Modified date (2023-11-14)
+
+
+def crawler(*args, check=True):
+    result = subprocess.run([sys.executable, "-m", "controller", *args], capture_output=True,
+                            text=True, cwd=ROOT, timeout=120)
+    if check and result.returncode != 0:
+        raise AssertionError(f"crawler {' '.join(args)} exited {result.returncode}: {result.stderr}")
+    return result
+
+
+def rows(path):
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def by_path(index_rows, site):
+    return {row["url"][len(site.url):]: row for row in index_rows}
+
+
+def build(site):
+    """/ links to a b c d; a has an ETag, b a Last-Modified date, c both, d neither."""
+    site.set("/", page_html("home", ["/a", "/b", "/c", "/d"]), etag='"h1"')
+    site.set("/a", page_html("a", ["/"]), etag='"a1"')
+    site.set("/b", page_html("b"), modified=T0)
+    site.set("/c", page_html("c"), etag='"c1"', modified=T0)
+    site.set("/d", page_html("d"))
+
+
+def test_a_recrawl_asks_conditionally_keeps_what_did_not_change_and_saves_new_versions(tmp_path):
+    out = tmp_path / "crawl"
+    with ChangingSite() as site:
+        build(site)
+        crawler("crawl", site.url + "/", "--out", str(out), "--delay", "0", "--quiet", "--warc",
+                "--ignore-robots")
+        first = by_path(rows(out / "index.csv"), site)
+        assert first["/a"]["etag"] == '"a1"' and first["/b"]["last_modified"].endswith("GMT")
+        # Between the passes: a changes (and links to a new page e), d changes
+        # (no validators: its bytes tell), b and c do not.
+        site.set("/a", page_html("a", ["/", "/e"], extra="New."), etag='"a2"')
+        site.set("/e", page_html("e"), etag='"e1"')
+        site.set("/d", page_html("d", extra="Also new."))
+        site.log.clear()
+        result = crawler("recrawl", str(out), "--quiet")
+        assert "5 pages asked again: 3 not-modified, 0 unchanged, 2 changed, 0 failed" in result.stdout
+
+        # The server saw the validators each page had given.
+        assert site.requests("/a")[0]["if-none-match"] == '"a1"'
+        assert site.requests("/b")[0]["if-modified-since"] == "Tue, 14 Nov 2023 22:13:20 GMT"
+        assert "if-none-match" not in site.requests("/b")[0]
+        assert site.requests("/c")[0]["if-none-match"] == '"c1"'
+        assert not {"if-none-match", "if-modified-since"} & set(site.requests("/d")[0])
+        assert len(site.requests("/e")) == 1   # the new link, crawled once
+
+    visits = {row["url"][len(site.url):]: row for row in rows(out / "visits.csv")}
+    assert {path: v["outcome"] for path, v in visits.items()} == {
+        "/": "not-modified", "/a": "changed", "/b": "not-modified", "/c": "not-modified",
+        "/d": "changed"}
+    index = by_path(rows(out / "index.csv"), site)
+    for path in ("/a", "/d"):   # the new version on disk, the row describing it
+        assert (out / index[path]["html_path"]).read_bytes() == site.pages[path]["body"]
+        assert (index[path]["visits"], index[path]["changes"]) == ("2", "1")
+        assert index[path]["body_md5"] == visits[path]["body_md5"] != first[path]["body_md5"]
+    assert index["/a"]["etag"] == '"a2"'
+    for path in ("/b", "/c", "/"):   # untouched, one more visit
+        assert (out / index[path]["html_path"]).read_bytes() == site.pages[path]["body"]
+        assert (index[path]["visits"], index[path]["changes"]) == ("2", "0")
+    assert index["/e"]["level"] == str(int(index["/a"]["level"]) + 1) == "2"
+    assert index["/e"]["parent_id"] == index["/a"]["id"]
+    assert not list((out / "pages").glob("*.new")) and not list((out / "text").glob("*.new"))
+    trace = (out / "trace.log").read_text(encoding="utf-8")
+    assert " RECRAWL 1 5\n" in trace and f" VISIT 1 {index['/a']['id']} 200 changed " in trace
+
+    from warcio.archiveiterator import ArchiveIterator
+    with open(out / "crawl.warc.gz", "rb") as f:
+        records = [(r.rec_headers.get_header("WARC-Target-URI")[len(site.url):], r.rec_type,
+                    r.rec_headers.get_header("WARC-Profile") or "")
+                   for r in ArchiveIterator(f) if r.rec_type in ("response", "revisit")]
+    assert records.count(("/b", "revisit", "http://netpreserve.org/warc/1.1/revisit/server-not-modified")) == 1
+    assert [kind for path, kind, _ in records if path == "/a"] == ["response", "response"]
+    assert [kind for path, kind, _ in records if path == "/e"] == ["response"]
+
+
+def test_a_second_pass_with_the_same_bytes_and_no_validators_is_unchanged(tmp_path):
+    out = tmp_path / "crawl"
+    with ChangingSite() as site:
+        site.set("/", page_html("home", ["/d"]))
+        site.set("/d", page_html("d"))
+        crawler("crawl", site.url + "/", "--out", str(out), "--delay", "0", "--quiet",
+                "--ignore-robots")
+        crawler("recrawl", str(out), "--quiet")
+        crawler("recrawl", str(out), "--quiet", "--budget", "1")
+    visits = rows(out / "visits.csv")
+    assert [(v["pass"], v["outcome"]) for v in visits] == [("1", "unchanged"), ("1", "unchanged"),
+                                                           ("2", "unchanged")]
+    index = rows(out / "index.csv")
+    assert sorted(row["visits"] for row in index) == ["2", "3"]
+    state = json.loads((out / "state" / "recrawl.json").read_text(encoding="utf-8"))
+    assert [p["state"] for p in state["passes"]] == ["done", "done"]
+    assert len(state["passes"][1]["chosen"]) == 1
+
+
+def test_a_recrawl_killed_mid_pass_goes_on_and_loses_nothing(tmp_path):
+    pages = {"/": {"body": page_html("home", [f"/p{k}" for k in range(30)]).decode(), "etag": '"h"'}}
+    pages.update({f"/p{k}": {"body": page_html(f"p{k}").decode(), "etag": f'"p{k}"'}
+                  for k in range(30)})
+    state, port_file = tmp_path / "site.json", tmp_path / "port"
+    state.write_text(json.dumps(pages), encoding="utf-8")
+    server = subprocess.Popen([sys.executable, str(ROOT / "tests" / "changingsite.py"), str(state),
+                               str(port_file), "0.05"])
+    try:
+        while not port_file.exists() or not port_file.read_text():
+            time.sleep(0.05)
+        url = port_file.read_text()
+        out = tmp_path / "crawl"
+        crawler("crawl", url + "/", "--out", str(out), "--delay", "0", "--quiet", "--ignore-robots",
+                "--workers", "2")
+        for k in range(30):   # every page changes
+            pages[f"/p{k}"] = {"body": page_html(f"p{k}", extra="v2").decode(), "etag": f'"p{k}v2"'}
+        state.write_text(json.dumps(pages), encoding="utf-8")
+        victim = subprocess.Popen([sys.executable, "-m", "controller", "recrawl", str(out), "--quiet"],
+                                  cwd=ROOT, start_new_session=True, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL)
+        visits = out / "visits.csv"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and (not visits.exists() or
+                                               visits.read_text().count("\n") < 8):
+            time.sleep(0.02)
+        os.killpg(victim.pid, signal.SIGKILL)
+        victim.wait()
+        done_before = len(rows(visits))
+        assert 0 < done_before < 31   # killed mid-pass
+        crawler("recrawl", str(out), "--quiet")
+    finally:
+        server.kill()
+        server.wait()
+    visited = rows(out / "visits.csv")
+    assert sorted(int(v["id"]) for v in visited) == list(range(31))   # each page once, in pass 1
+    assert {v["pass"] for v in visited} == {"1"}
+    index = rows(out / "index.csv")
+    for row in index:
+        path = row["url"][len(url):]
+        assert (out / row["html_path"]).read_bytes() == pages[path]["body"].encode()
+        assert row["changes"] == ("0" if path == "/" else "1")
+    assert not list((out / "pages").glob("*.new"))
+
+
+def test_bad_input_gets_one_line_and_writes_nothing(tmp_path):
+    empty = tmp_path / "nothing"
+    empty.mkdir()
+    result = crawler("recrawl", str(empty), check=False)
+    assert result.returncode == 2 and "holds no crawl" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and list(empty.iterdir()) == []
+    for args, problem in ((["--budget", "lots"], "--budget lots: give a number"),
+                          (["--min-interval", "soon"], "--min-interval soon: give a duration"),
+                          (["--min-interval", "2d", "--max-interval", "1d"], "longer than")):
+        result = crawler("recrawl", str(empty), *args, check=False)
+        assert result.returncode == 2 and problem in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr and list(empty.iterdir()) == []
