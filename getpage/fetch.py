@@ -146,6 +146,7 @@ class _Slots:
 class _ThreadState(threading.local):
     slots: _Slots | None = None   # the scheduled fetch this thread is in, if any
     ask: Ask | None = None        # what the fetch in this thread asks for beyond a page
+    poured: bool = False          # its sink has had a chunk of the body
 
 
 def _host_or_none(url: str) -> str | None:
@@ -221,8 +222,9 @@ class Fetcher:
 
         Failures are in ``error`` as "kind: detail", kind one of robots,
         timeout, connection, redirect, too-large, http, invalid, blocked
-        (the host resolves to an address that is not allowed) and garbage
-        (binary data labelled as HTML). ``status``, ``final_url`` and
+        (the host resolves to an address that is not allowed), garbage
+        (binary data labelled as HTML) and refused (an ``Ask``'s sink
+        refused the body). ``status``, ``final_url`` and
         ``headers`` describe the last response received (a redirect
         response when following it was refused); ``attempts`` counts the
         requests made for ``final_url``. ``exchanges`` (when recording) holds
@@ -248,8 +250,8 @@ class Fetcher:
         queued after all.
 
         ``ask``: a conditional GET (a 304 comes back as status 304, no
-        body, no error) and documents that are not HTML (a sitemap); pass
-        it again with ``resume``.
+        body, no error) and documents that are not HTML (a sitemap), kept
+        or handed to a sink as they arrive; pass it again with ``resume``.
         """
         started = time.perf_counter()
         self._local.ask = ask
@@ -257,6 +259,8 @@ class Fetcher:
             result = self._fetch_once(url, reserved, resume, speculative)
         finally:
             self._local.ask = None
+            if ask is not None:
+                self._local.poured = False
         elapsed = (resume.elapsed_ms if resume else 0.0) + (time.perf_counter() - started) * 1000
         if result.pending is not None:   # the time spent so far goes on with it
             return replace(result, pending=replace(result.pending, elapsed_ms=elapsed))
@@ -286,6 +290,20 @@ class Fetcher:
     def gate(self) -> PolitenessGate:
         """The politeness state this Fetcher obeys (a scheduler reads it too)."""
         return self._gate
+
+    def sitemaps(self, url: str) -> list[str]:
+        """The sitemap URLs that ``url``'s origin's robots.txt lists
+        (``Sitemap:`` lines, resolved against it, each once, in order).
+
+        Fetches that robots.txt if it is not cached yet; [] without
+        fetching when robots.txt is not obeyed or the URL is bad.
+        """
+        if not self._config.obey_robots or _invalid_reason(url):
+            return []
+        origin = origin_of(url)
+        base = robots_url(origin)
+        found = (_resolve(base, line) for line in self._robots.rules(origin).sitemaps)
+        return list(dict.fromkeys(found))
 
     def robots_delay(self, url: str) -> float | None:
         """Crawl-delay in seconds for ``url``'s origin, None if none.
@@ -362,7 +380,9 @@ class Fetcher:
         (robots.txt is asked at the top of the next hop)."""
         if refusal := self._plain_refusal(current, target, visited):
             return refusal
-        if self._redirect_check and (reason := self._redirect_check(target)):
+        ask = self._local.ask
+        checked = ask is None or ask.check_redirects
+        if self._redirect_check and checked and (reason := self._redirect_check(target)):
             return f"redirect: {reason} {target}"
         return ""
 
@@ -408,7 +428,8 @@ class Fetcher:
         """``request(url)``, repeated while it fails transiently and retries are
         left; ``attempt`` is the number of the first request (a resumed retry)."""
         hop = request(url)
-        while attempt <= self._config.retries and is_transient(hop.result.error, hop.result.status):
+        while (attempt <= self._config.retries and is_transient(hop.result.error, hop.result.status)
+               and not self._local.poured):
             asked = retry_after(hop.result.status, hop.result.headers, time.time())
             if asked is not None and asked > self._config.max_retry_after:
                 over = f" (Retry-After {asked:.0f} s over the {self._config.max_retry_after:g} s cap)"
@@ -498,7 +519,11 @@ class Fetcher:
                                     content_type=declared, error=f"http: {status} {_reason(response)}"))
         ask = self._local.ask
         if ask is not None and ask.document_types and (not declared or declared in ask.document_types):
-            body = self._body(response, deadline, False, tap, ask.max_bytes or self._config.max_bytes)
+            limit = ask.max_bytes or self._config.max_bytes
+            if ask.sink is None:
+                body = self._body(response, deadline, False, tap, limit)
+            else:
+                body = self._pour(response, deadline, tap, limit, ask.sink)
             return _Hop(FetchResult(url=url, final_url=url, status=status, headers=headers,
                                     content_type=declared, body=body))
         if not declared or declared in self._html_types:
@@ -526,6 +551,21 @@ class Fetcher:
                 sniff = False
         body = b"".join(chunks)
         return None if sniff and not looks_like_html(body) else body
+
+    def _pour(self, response: urllib3.BaseHTTPResponse, deadline: float, tap: _Tap | None,
+              limit: int, sink: Callable[[bytes], None]) -> bytes:
+        """The decoded body handed to ``sink`` as it arrives; b"" (nothing kept)."""
+        size = 0
+        for chunk in self._stream(response, deadline, tap):
+            size += len(chunk)
+            if size > limit:
+                raise _Failure(f"too-large: body over {limit} bytes")
+            self._local.poured = True
+            try:
+                sink(chunk)
+            except ValueError as refusal:
+                raise _Failure(f"refused: {refusal}") from None
+        return b""
 
     def _stream(self, response: urllib3.BaseHTTPResponse, deadline: float,
                 tap: _Tap | None = None) -> Iterator[bytes]:

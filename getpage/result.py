@@ -7,6 +7,7 @@ try/except.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 
@@ -51,13 +52,28 @@ class Ask:
     belong to one resource, not to a redirect on the way to it), and the
     body of any of ``document_types`` (media types; an unlabelled body too)
     kept as bytes up to ``max_bytes`` (0: FetchConfig.max_bytes), not
-    decoded as HTML."""
+    decoded as HTML.
+
+    ``sink``: such a body is not kept but handed to ``sink`` chunk by chunk
+    as it arrives (decoded from its Content-Encoding, at most 64 KiB each),
+    so the caller can parse a large document in bounded memory; the result
+    then has no body. The sink may raise ValueError to refuse the body: the
+    fetch stops reading at once and comes back with the error "refused:
+    <its message>". Once the sink has had a chunk, a failure is not retried
+    (it could not take the chunks back).
+
+    ``check_redirects=False``: the document is not a page of the crawl (a
+    sitemap), so neither are its redirect targets: the Fetcher's
+    ``redirect_check`` is not asked about them (the redirect limits and
+    robots.txt still apply)."""
 
     url: str = ""
     etag: str = ""
     last_modified: str = ""
     document_types: frozenset[str] = frozenset()
     max_bytes: int = 0
+    sink: Callable[[bytes], None] | None = None
+    check_redirects: bool = True
 
     def headers_for(self, url: str) -> dict[str, str] | None:
         if url != self.url or not (self.etag or self.last_modified):

@@ -104,9 +104,13 @@ class RobotsRules:
     parser: Protego | None = None
     reason: str = ""  # why robots.txt was unreachable or blocked, e.g. "http 503", "connection: refused"
     text: str = ""    # the robots.txt the rules were parsed from ("parsed" only)
+    # Its Sitemap: lines as written (each once, in order; "parsed" only):
+    # they belong to no group, so every crawler reads them.
+    sitemaps: tuple[str, ...] = ()
 
     def record(self) -> dict:
-        """What another process needs to have the same rules (a shared crawl)."""
+        """What another process needs to have the same rules (a shared crawl);
+        the sitemaps come back with the text."""
         return {"source": self.source, "reason": self.reason, "text": self.text}
 
     @classmethod
@@ -143,7 +147,8 @@ def parse_robots(text: str, token: str) -> RobotsRules:
     # protego memoises group matching and indexes rules on first use; doing
     # that here, once, makes later concurrent queries read-only.
     parser.can_fetch("/", token)
-    return RobotsRules("parsed", token, parser.crawl_delay(token), parser, text=text)
+    return RobotsRules("parsed", token, parser.crawl_delay(token), parser, text=text,
+                       sitemaps=tuple(dict.fromkeys(parser.sitemaps)))
 
 
 def rules_for_response(status: int, body: bytes, token: str) -> RobotsRules:
