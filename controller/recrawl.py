@@ -95,7 +95,8 @@ def choose(rows: list[dict], visits: dict[int, list[dict]], how: RevisitPlan, no
     if how.budget is None:   # every page, the longest unvisited first
         return [history.id for history in sorted(histories, key=lambda h: (h.visits[-1], h.id))]
     return plan(histories, now, how.policy, how.budget, min_interval=how.min_interval,
-                max_interval=how.max_interval, max_rate=how.max_rate)
+                max_interval=how.max_interval, max_rate=how.max_rate,
+                fill=how.budget.per_pass is not None)
 
 
 def _revisitable(row: dict) -> bool:

@@ -50,7 +50,7 @@ def test_a_recrawl_asks_conditionally_keeps_what_did_not_change_and_saves_new_ve
     with ChangingSite() as site:
         build(site)
         crawler("crawl", site.url + "/", "--out", str(out), "--delay", "0", "--quiet", "--warc",
-                "--ignore-robots")
+                "--ignore-robots", "--content-dedup", "near")
         first = by_path(rows(out / "index.csv"), site)
         assert first["/a"]["etag"] == '"a1"' and first["/b"]["last_modified"].endswith("GMT")
         # Between the passes: a changes (and links to a new page e), d changes
@@ -80,6 +80,9 @@ def test_a_recrawl_asks_conditionally_keeps_what_did_not_change_and_saves_new_ve
         assert (index[path]["visits"], index[path]["changes"]) == ("2", "1")
         assert index[path]["body_md5"] == visits[path]["body_md5"] != first[path]["body_md5"]
     assert index["/a"]["etag"] == '"a2"'
+    # A new version is never a copy of its own earlier one (near-duplicate
+    # detection is on by default, and d's new text is one sentence longer).
+    assert all(v["duplicate_of"] == v["near_duplicate_of"] == "" for v in visits.values())
     for path in ("/b", "/c", "/"):   # untouched, one more visit
         assert (out / index[path]["html_path"]).read_bytes() == site.pages[path]["body"]
         assert (index[path]["visits"], index[path]["changes"]) == ("2", "0")

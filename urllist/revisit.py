@@ -395,8 +395,11 @@ def _increasing_root(function: Callable[[float], float], start: float) -> float:
 # -- which pages now -------------------------------------------------------------------------
 
 def plan(histories: Iterable[PageHistory], now: float, policy: str, budget: Budget, *, min_interval: float,
-         max_interval: float, max_rate: float | None = None) -> list[int]:
-    """Ids of the pages to revisit now, most overdue first (the module docstring says how)."""
+         max_interval: float, max_rate: float | None = None, fill: bool = False) -> list[int]:
+    """Ids of the pages to revisit now, most overdue first (the module docstring says how).
+    ``fill`` (a per-pass budget): the N most overdue pages even if fewer are
+    due yet, so a pass run sooner than the rhythm spends its N all the same
+    (the pages no revisit is worth, an infinite interval, are never taken)."""
     histories = list(histories)
     if not histories:
         return []
@@ -408,7 +411,7 @@ def plan(histories: Iterable[PageHistory], now: float, policy: str, budget: Budg
     overdue = []
     for history, rate in zip(histories, rates):
         lateness = _lateness(now - history.visits[-1], allocation.interval(rate))
-        if lateness >= 1:
+        if lateness >= 1 or (fill and lateness > 0):
             overdue.append((-lateness, history.id))
     chosen = [page for _, page in sorted(overdue)]
     return chosen if budget.per_pass is None else chosen[:budget.per_pass]
