@@ -106,6 +106,12 @@ SCOPE_OPTIONS = [
     click.option("--drop-param", "drop_params", multiple=True, metavar="NAME",
                  help="Remove query parameters with this name before dedup; a glob such as "
                       "utm_* or sessionid (repeatable)."),
+    click.option("--sitemaps", is_flag=True,
+                 help="Also crawl the pages listed by the sitemaps in the seeds' robots.txt "
+                      "(Sitemap: lines), at level 1."),
+    click.option("--sitemap", "sitemap_urls", multiple=True, metavar="URL",
+                 help="Also crawl the pages this sitemap (or sitemap index) lists, at level 1 "
+                      "(repeatable)."),
 ]
 
 # What to keep of a page: duplicates, text, extraction patterns, the archive.
@@ -396,7 +402,8 @@ def make_config(seeds, out: Path, options: dict) -> CrawlConfig:
 
 # Config fields whose command-line spelling is not "--" + the field's name.
 OPTION_NAMES = {"seeds": "seed", "obey_robots": "--ignore-robots", "text_mode": "--text",
-                "drop_params": "--drop-param", "progress": "--quiet", "order_params": "--order-param"}
+                "drop_params": "--drop-param", "progress": "--quiet", "order_params": "--order-param",
+                "sitemap_urls": "--sitemap"}
 
 
 def _option_of(field_name: str) -> str:

@@ -99,6 +99,8 @@ class CrawlConfig:
     order: str = "bfs"                # crawl order, see urllist.orders (bfs: level by level)
     order_params: tuple[str, ...] = ()  # KEY=VALUE parameters of the order
     topic: str = ""                   # keywords or a sample document, for the focused orders
+    sitemaps: bool = False            # read the Sitemap: lines of the seeds' robots.txt
+    sitemap_urls: tuple[str, ...] = ()  # sitemaps to read besides (--sitemap URL)
     progress: bool = True             # print level summaries to stderr while crawling
 
     def __post_init__(self) -> None:
@@ -114,6 +116,7 @@ class CrawlConfig:
         _check("user_agent", user_agent_problem(self.user_agent))
         _check("order_params", _order_problem(self))
         _check("topic", _topic_problem(self), named=True)
+        _check("sitemap_urls", _sitemap_problem(self))
         set_field(self, "seeds", _normalized_seeds(self))
 
 
@@ -290,6 +293,13 @@ def _check_extraction(config: CrawlConfig) -> None:
         Extraction.from_specs(config.extract, config.extract_exclude, config.extract_from)
     except ValueError as exc:
         raise ConfigError("extract", str(exc)) from None
+
+
+def _sitemap_problem(config: CrawlConfig) -> str:
+    for url in config.sitemap_urls:
+        if normalize(url) is None:
+            return f"{url!r} is not an http(s) URL; give the sitemap's full URL, e.g. http://host/sitemap.xml"
+    return ""
 
 
 def _normalized_seeds(config: CrawlConfig) -> tuple[str, ...]:

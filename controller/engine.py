@@ -149,6 +149,7 @@ class Crawl:
         self._children_before: Counter[int] = Counter()  # queued by a page fetched again after a kill
         self.restored = Restored()     # what earlier runs of a resumed crawl had done
         self._started = 0.0
+        self.sitemap_stats: dict | None = None   # what --sitemaps / --sitemap found
         self.parsers: DigestPool | None = None
         self._in_flight: dict[Future, tuple[QueuedUrl, Visit | None]] = {}   # fetching or digesting
         self._done: SimpleQueue[Future] = SimpleQueue()                       # futures that finished
@@ -191,7 +192,32 @@ class Crawl:
             self.trace.resume(self.tally.urls, len(self.frontier))
         else:
             self.trace.start(self.config.seeds)
+            listed = self._sitemap_urls() if self.config.sitemaps or self.config.sitemap_urls else []
             self._enqueue(self.config.seeds, level=0, parent_id=None)
+            self._enqueue_listed(listed)
+
+    def _sitemap_urls(self) -> list[str]:
+        """The pages the sitemaps list (controller/sitemaps.py), read before
+        the first page is fetched, so their level is known before level 0
+        closes."""
+        from controller.sitemaps import gather
+        config = self.config
+        found = gather(self.fetcher, config.seeds if config.sitemaps else (), config.sitemap_urls,
+                       scope=self._out_of_scope)
+        self.store.add_sitemap_urls(found.urls)
+        self.sitemap_stats = {"files": found.files, "listed": len(found.urls), "queued": 0,
+                              "dropped": dict(found.dropped), "problems": list(found.problems)}
+        return [url for url in (self.digester.normalize(entry.url, None) for entry in found.urls) if url]
+
+    def _enqueue_listed(self, urls: list[str]) -> None:
+        """At level 1: as if a seed linked to each (a sitemap is the site's own
+        list of its pages); through URL_Filter and the URL-seen set like links."""
+        if urls:
+            self.sitemap_stats["queued"] = len(self._enqueue(urls, level=1, parent_id=None))
+
+    def _out_of_scope(self, url: str) -> str | None:
+        target = self.digester.normalize(url, None)
+        return "not http(s)" if target is None else (self.rules.reject_reason(target) or None)
 
     def _loop(self, fetchers: ThreadPoolExecutor) -> None:
         """The paper's flow chart: hand out URLs, fetch, digest, record, until done."""
@@ -760,6 +786,8 @@ class Crawl:
         if self._ordered:
             stats["order"] = {**self.frontier.order.stats(), "level_corrections":
                               self.frontier.corrections, "deferred_beyond_depth": self.frontier.deferred}
+        if self.sitemap_stats is not None:
+            stats["sitemaps"] = self.sitemap_stats
         if self.shared is not None:   # this worker's part of a shared crawl
             stats["shared"] = {"crawl_id": self.shared.crawl.crawl_id, "worker": self.shared.worker}
         self.trace.end(reason, self.tally.urls, elapsed)
@@ -819,7 +847,15 @@ def _row(item: QueuedUrl, visit: Visit, digest: Digest, new_links: int,
         "duplicate_of": verdict.duplicate_of, "near_duplicate_of": verdict.near_duplicate_of,
         "hamming": verdict.hamming, "level_at_fetch": item.level,
         "relevance": digest.relevance, **validators(result.headers), "visits": 1, "changes": 0,
+        "via": _via(item),
     }
+
+
+def _via(item: QueuedUrl) -> str:
+    """How the crawl came to the URL: only seeds and sitemap URLs have no parent."""
+    if item.parent_id is not None:
+        return "link"
+    return "seed" if item.level == 0 else "sitemap"
 
 
 def validators(headers: dict[str, str]) -> dict[str, str]:

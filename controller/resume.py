@@ -32,7 +32,7 @@ LOCK_FILE = "lock"   # one crawl per directory: controller/lock.py
 WARC_FILE = "crawl.warc.gz"
 CRAWL_FILES = ("pages", "text", STATE_DIR, "index.csv", "edges.csv", "trace.log",
                "stats.json", "stats.json.tmp", "index.csv.tmp", WARC_FILE,
-               "extracted.csv", "extracted.jsonl")
+               "extracted.csv", "extracted.jsonl", "visits.csv", "sitemaps.csv")
 # Settings that decide which URLs exist and at which level: a resumed crawl
 # must use the same ones, or its result would match neither setting.
 MUST_MATCH = ("seeds", "scope", "include", "exclude", "max_depth", "max_url_length",

@@ -20,8 +20,9 @@ INDEX_COLUMNS = (
     "encoding", "bytes", "text_chars", "filtered_ratio", "out_links", "new_links",
     "fetched_at", "elapsed_ms", "html_path", "text_path", "error", "title",
     "content_md5", "body_md5", "simhash", "duplicate_of", "near_duplicate_of", "hamming",
-    "in_links", "level_at_fetch", "relevance", "etag", "last_modified", "visits", "changes",
+    "in_links", "level_at_fetch", "relevance", "etag", "last_modified", "visits", "changes", "via",
 )
+SITEMAP_COLUMNS = ("url", "lastmod", "sitemap")
 EDGE_COLUMNS = ("from_id", "from_url", "to_url")
 
 
@@ -60,6 +61,14 @@ class PageStore:
     def add_edges(self, from_id: int, from_url: str, to_urls: list[str]) -> None:
         self._edges.writerows((from_id, from_url, to) for to in to_urls)
         self._edges_file.flush()
+
+    def add_sitemap_urls(self, entries) -> None:
+        """sitemaps.csv: what the sitemaps listed (url, lastmod in epoch seconds, sitemap)."""
+        with open(self.out / "sitemaps.csv", "w", newline="", encoding="utf-8") as f:
+            writer = csv.writer(f)
+            writer.writerow(SITEMAP_COLUMNS)
+            writer.writerows((e.url, "" if e.lastmod is None else f"{e.lastmod:.0f}", e.sitemap)
+                             for e in entries)
 
     def write_stats(self, stats: dict) -> None:
         # Write-then-rename: a crash never leaves a half-written stats.json.

@@ -211,3 +211,19 @@ def test_the_next_level_is_handed_out_only_within_max_ahead():
     frontier.done(b)                                   # level 0 closes
     assert frontier.current_level == 1
     assert [i.id for i in frontier.pop(8, 0.0)] == [3]
+
+
+def test_level_1_urls_queued_with_the_seeds_leave_level_0_to_the_seeds():
+    """Sitemap URLs are queued at level 1 before any page is fetched: level 0
+    still ends with the seeds (its flag was once the whole queue, and the
+    level never closed)."""
+    gate = PolitenessGate(0.0, 1, clock=Clock(), sleep=lambda s: None)
+    frontier = HostFrontier(host_of, gate)
+    frontier.push([QueuedUrl(0, "http://a/0", 0, None)])
+    frontier.push([QueuedUrl(1, "http://a/listed", 1, None), QueuedUrl(2, "http://b/listed", 1, None)])
+    [seed] = [item for item in frontier.pop(8, 0.0) if item.level == 0]
+    assert frontier.level_flags == (1,)
+    frontier.fetched(seed)
+    gate.release("a")
+    frontier.done(seed)
+    assert frontier.current_level == 1 and frontier.finished_levels == 1

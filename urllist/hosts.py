@@ -127,6 +127,8 @@ class HostFrontier(TotalQueue):
         for item in items:
             if item.id != len(self._queue):
                 raise ValueError(f"id {item.id} does not continue the queue at {len(self._queue)}")
+            if not self._flags and self._queue and item.level > 0:
+                self._flags.append(len(self._queue))   # the seeds end where a deeper URL begins
             self._queue.append(item)
             self._next.append(NONE)
             if item.id in taken:

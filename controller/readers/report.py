@@ -90,7 +90,18 @@ def summary_lines(stats: dict, out: Path) -> list[str]:
         f"{stats['errors']} errors{denied} ({_rates(stats)}, {stats['kb_per_second']:.0f} KB/s)",
         f"output:  {out}/  pages/ text/ index.csv edges.csv trace.log stats.json"
         + _extra_files(stats),
-    ] + _content_lines(stats)
+    ] + _content_lines(stats) + _sitemap_lines(stats.get("sitemaps"))
+
+
+def _sitemap_lines(found: dict | None) -> list[str]:
+    """What --sitemaps / --sitemap read, and each sitemap refused (its one line)."""
+    if found is None:
+        return []
+    dropped = sum(found["dropped"].values())
+    lines = [f"sitemaps: {found['files']} files read, {found['listed']} URLs listed, "
+             f"{found['queued']} queued" + (f", {dropped} left out (out of scope or of its site, "
+                                            f"or over a limit)" if dropped else "")]
+    return lines + [f"sitemap refused: {problem}" for problem in found["problems"]]
 
 
 def _pages(pages: int, duplicates: int) -> str:
