@@ -89,9 +89,14 @@ def current_rows(out: Path) -> tuple[list[dict], dict[int, list[dict]]]:
             for row in rows], by_id
 
 
-def choose(rows: list[dict], visits: dict[int, list[dict]], how: RevisitPlan, now: float) -> list[int]:
-    """The ids to revisit this pass, most urgent first."""
-    histories = [_history(row, visits.get(int(row["id"]), [])) for row in rows if _revisitable(row)]
+def choose(rows: list[dict], visits: dict[int, list[dict]], how: RevisitPlan, now: float,
+           lastmods: dict[str, float] | None = None) -> list[int]:
+    """The ids to revisit this pass, most urgent first; ``lastmods`` (a
+    sitemap's <lastmod> by URL) hints at how often a page changes before it
+    has been visited twice."""
+    lastmods = lastmods or {}
+    histories = [_history(row, visits.get(int(row["id"]), []), lastmods.get(row["url"]))
+                 for row in rows if _revisitable(row)]
     if how.budget is None:   # every page, the longest unvisited first
         return [history.id for history in sorted(histories, key=lambda h: (h.visits[-1], h.id))]
     return plan(histories, now, how.policy, how.budget, min_interval=how.min_interval,
@@ -103,9 +108,19 @@ def _revisitable(row: dict) -> bool:
     return bool(row["html_path"]) and not row["error"] and row["status"].startswith("2")
 
 
-def _history(row: dict, visits: list[dict]) -> PageHistory:
+def sitemap_lastmods(out: Path) -> dict[str, float]:
+    """url -> <lastmod> (epoch seconds) from sitemaps.csv, where given."""
+    path = out / "sitemaps.csv"
+    if not path.exists():
+        return {}
+    with open(path, newline="", encoding="utf-8") as f:
+        return {row["url"]: float(row["lastmod"]) for row in csv.DictReader(f) if row["lastmod"]}
+
+
+def _history(row: dict, visits: list[dict], lastmod: float | None = None) -> PageHistory:
     answered = [visit for visit in visits if visit["outcome"] in ANSWERED]
     return PageHistory(
+        lastmod=lastmod,
         id=int(row["id"]),
         visits=(_epoch(row["fetched_at"]), *(_epoch(visit["visited_at"]) for visit in answered)),
         changed=tuple(visit["outcome"] == "changed" for visit in answered),
@@ -155,7 +170,8 @@ class Revisits(Crawl):
         passes = self.state["passes"]
         if not passes or passes[-1]["state"] == "done":
             passes.append({"pass": len(passes) + 1, "state": "revisiting", "policy": how.policy,
-                           "started_at": now_utc(), "chosen": choose(rows, visits, how, now_utc())})
+                           "started_at": now_utc(),
+                           "chosen": choose(rows, visits, how, now_utc(), sitemap_lastmods(out))})
             save_state(out, self.state)
         self.open_pass = passes[-1]
         self.pass_no = self.open_pass["pass"]

@@ -178,3 +178,18 @@ def test_bad_input_gets_one_line_and_writes_nothing(tmp_path):
         result = crawler("recrawl", str(empty), *args, check=False)
         assert result.returncode == 2 and problem in result.stderr, result.stderr
         assert "Traceback" not in result.stderr and list(empty.iterdir()) == []
+
+
+def test_a_sitemaps_lastmod_says_which_page_to_revisit_first():
+    from controller.recrawl import RevisitPlan, choose
+    from urllist.revisit import Budget
+    fetched = "2026-11-30T00:00:00.000Z"
+    page = {"html_path": "pages/x.html", "error": "", "status": "200", "fetched_at": fetched,
+            "last_modified": ""}
+    rows = [{**page, "id": "0", "url": "http://a/old"}, {**page, "id": "1", "url": "http://a/hot"}]
+    day, fetch = 86400.0, 1795996800.0   # fetch = fetched_at
+    lastmods = {"http://a/old": fetch - 300 * day, "http://a/hot": fetch - 3600}
+    how = RevisitPlan("proportional", Budget(per_pass=1))
+    assert choose(rows, {}, how, fetch + day, lastmods) == [1]
+    lastmods = {"http://a/old": fetch - 3600, "http://a/hot": fetch - 300 * day}
+    assert choose(rows, {}, how, fetch + day, lastmods) == [0]
