@@ -272,6 +272,9 @@ def crawl_from(ctx, seeds, out, resume, overwrite, seed_files, config_file, **op
     redis_url, crawl_id, lease, partition, slots = (
         options.pop(name) for name in ("redis_url", "crawl_id", "lease_seconds", "partition", "slots"))
     if redis_url:
+        if options["sitemaps"] or options["sitemap_urls"]:
+            raise click.UsageError("--sitemaps and --sitemap work in a crawl of one machine; a "
+                                   "shared crawl reads no sitemaps (so far)")
         if resume:
             raise click.UsageError("--resume continues a crawl of one machine; a shared crawl "
                                    "goes on with: crawler worker --redis URL --crawl-id NAME --out DIR")
