@@ -121,7 +121,8 @@ def test_a_second_pass_with_the_same_bytes_and_no_validators_is_unchanged(tmp_pa
     assert len(state["passes"][1]["chosen"]) == 1
 
 
-def test_a_recrawl_killed_mid_pass_goes_on_and_loses_nothing(tmp_path):
+@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGTERM])
+def test_a_recrawl_killed_mid_pass_goes_on_and_loses_nothing(stop, tmp_path):
     pages = {"/": {"body": page_html("home", [f"/p{k}" for k in range(30)]).decode(), "etag": '"h"'}}
     pages.update({f"/p{k}": {"body": page_html(f"p{k}").decode(), "etag": f'"p{k}"'}
                   for k in range(30)})
@@ -147,8 +148,8 @@ def test_a_recrawl_killed_mid_pass_goes_on_and_loses_nothing(tmp_path):
         while time.monotonic() < deadline and (not visits.exists() or
                                                visits.read_text().count("\n") < 8):
             time.sleep(0.02)
-        os.killpg(victim.pid, signal.SIGKILL)
-        victim.wait()
+        os.killpg(victim.pid, stop)   # the whole process group: parser processes too
+        assert victim.wait(timeout=30) == (-signal.SIGKILL if stop == signal.SIGKILL else 143)
         done_before = len(rows(visits))
         assert 0 < done_before < 31   # killed mid-pass
         crawler("recrawl", str(out), "--quiet")
