@@ -22,7 +22,7 @@ import click
 from controller import cli
 from controller.readers.crawl_data import CrawlData, read_crawl
 
-__all__ = ["CrawlResult", "UsageError", "crawl", "read_crawl", "CrawlData"]
+__all__ = ["CrawlResult", "UsageError", "crawl", "recrawl", "read_crawl", "CrawlData"]
 
 
 class UsageError(ValueError):
@@ -58,17 +58,18 @@ def crawl(seeds: str | Iterable[str] = (), *, out: str | Path = "crawl-out",
     return CrawlResult(Path(stats["settings"]["out"]), stats, cli.failure(stats))
 
 
-def command_line(command: click.Command, seeds: list[str], out: str | Path,
+def command_line(command: click.Command, seeds: list[str], out: str | Path | None,
                  options: dict) -> list[str]:
-    """The arguments of ``crawler crawl`` that say what the keywords say."""
+    """The arguments of ``crawler crawl`` (or ``recrawl``, without ``out``)
+    that say what the keywords say."""
     params = _keyword_params(command)
-    args = ["--out", str(out)]
+    args = [] if out is None else ["--out", str(out)]
     for keyword, value in options.items():
         param = params.get(keyword)
         if param is None:
-            raise UsageError(f"crawl() got an unknown option {keyword!r}: the options are those "
-                             f"of `crawler crawl --help` with _ for - (max_depth=2, "
-                             f"ignore_robots=True)")
+            raise UsageError(f"{command.name}() got an unknown option {keyword!r}: the options are "
+                             f"those of `crawler {command.name} --help` with _ for - "
+                             f"(max_depth=2, ignore_robots=True)")
         flag = _long_name(param)
         if param.is_flag:
             if not isinstance(value, bool):
@@ -100,3 +101,17 @@ def _long_name(param: click.Option) -> str:
 def _message(exc: click.ClickException) -> str:
     """The CLI's one-line message, less its pointer to a --help Python has not."""
     return cli.one_line(exc).replace(" (see 'crawl --help')", "")
+
+
+def recrawl(out: str | Path, **options) -> dict:
+    """One revisit pass over the crawl in ``out``, as ``crawler recrawl``
+    runs it (keywords: ``policy``, ``budget``, ``max_rate``, ``min_interval``,
+    ``max_interval``, ``quiet``); the pass's summary: pages asked, counts by
+    outcome, links new to the crawl queued, ``stopped``."""
+    from controller.recrawl_cli import recrawl as command, recrawl_from
+    args = command_line(command, [str(out)], None, options)
+    try:
+        with command.make_context("recrawl", args) as ctx:
+            return recrawl_from(**ctx.params)
+    except click.ClickException as exc:
+        raise UsageError(_message(exc)) from None

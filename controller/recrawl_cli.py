@@ -1,4 +1,4 @@
-"""`crawler recrawl DIR`: the command line of controller/recrawl.py."""
+"""`crawler recrawl DIR`: the command line of controller/revisits.py."""
 from __future__ import annotations
 
 import json
@@ -10,7 +10,7 @@ import click
 
 from controller.cli import EXIT_INTERRUPTED, Progress, make_config, run_crawl, stop_signals
 from controller.config import CrawlConfig
-from controller.recrawl import OUTCOMES, RevisitPlan, Revisits, recrawl_state, save_state
+from controller.revisits import OUTCOMES, RevisitPlan, Revisits, recrawl_state, save_state
 from controller.resume import SETTINGS_FILE, STATE_DIR
 from controller.store import OutputError
 from urllist.revisit import POLICIES, Budget
@@ -50,6 +50,16 @@ def recrawl(crawl_dir, policy, budget, max_rate, min_interval, max_interval, qui
       crawler recrawl site --budget 500             (the 500 most overdue)
       crawler recrawl site --policy optimal --budget 2000/day --max-interval 30d
     """
+    summary = recrawl_from(crawl_dir, policy, budget, max_rate, min_interval, max_interval, quiet)
+    stopped = summary["stopped"] or summary.get("crawl_stopped", "")
+    if stopped in ("interrupted", "terminated"):
+        click.echo(f"to go on with this recrawl: crawler recrawl {crawl_dir}", err=True)
+        sys.exit(EXIT_INTERRUPTED if stopped == "interrupted" else 143)
+
+
+def recrawl_from(crawl_dir, policy, budget, max_rate, min_interval, max_interval, quiet) -> dict:
+    """One pass, as the command line asks it (the Python API's recrawl() comes
+    in here too): the pass's summary, with the crawl step's stop reason."""
     how = RevisitPlan(policy, _budget(budget), _seconds(min_interval, "--min-interval"),
                       _seconds(max_interval, "--max-interval") if max_interval else float("inf"),
                       max_rate / 86400 if max_rate else None)
@@ -59,14 +69,13 @@ def recrawl(crawl_dir, policy, budget, max_rate, min_interval, max_interval, qui
     config = _config_of(crawl_dir, quiet)
     summary = _revisit(config, how)
     if summary["stopped"]:
-        click.echo(f"to go on with this recrawl: crawler recrawl {crawl_dir}", err=True)
-        sys.exit(EXIT_INTERRUPTED if summary["stopped"] == "interrupted" else 143)
+        return summary
     if summary["new_links_queued"]:
-        stats = run_crawl(config, resume=True)
-        if stats["stop_reason"] in ("interrupted", "terminated"):
-            click.echo(f"to go on with this recrawl: crawler recrawl {crawl_dir}", err=True)
-            sys.exit(EXIT_INTERRUPTED if stats["stop_reason"] == "interrupted" else 143)
+        summary["crawl_stopped"] = run_crawl(config, resume=True)["stop_reason"]
+        if summary["crawl_stopped"] in ("interrupted", "terminated"):
+            return summary
     _close_pass(config.out)
+    return summary
 
 
 def _revisit(config: CrawlConfig, how: RevisitPlan) -> dict:
@@ -77,7 +86,7 @@ def _revisit(config: CrawlConfig, how: RevisitPlan) -> dict:
         raise click.UsageError(str(exc)) from None
     if revisits.open_pass["state"] == "crawling":   # a killed recrawl's crawl step
         revisits.lock.release()
-        return {"stopped": "", "new_links_queued": 1}
+        return {"pass": revisits.pass_no, **revisits.open_pass["summary"]}
     with stop_signals(revisits, progress):
         summary = revisits.run()
     counts = ", ".join(f"{summary[k]} {k}" for k in OUTCOMES)

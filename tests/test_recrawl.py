@@ -182,7 +182,7 @@ def test_bad_input_gets_one_line_and_writes_nothing(tmp_path):
 
 
 def test_a_sitemaps_lastmod_says_which_page_to_revisit_first():
-    from controller.recrawl import RevisitPlan, choose
+    from controller.revisits import RevisitPlan, choose
     from urllist.revisit import Budget
     fetched = "2026-11-30T00:00:00.000Z"
     page = {"html_path": "pages/x.html", "error": "", "status": "200", "fetched_at": fetched,
@@ -194,3 +194,19 @@ def test_a_sitemaps_lastmod_says_which_page_to_revisit_first():
     assert choose(rows, {}, how, fetch + day, lastmods) == [1]
     lastmods = {"http://a/old": fetch - 3600, "http://a/hot": fetch - 300 * day}
     assert choose(rows, {}, how, fetch + day, lastmods) == [0]
+
+
+def test_the_python_api_recrawls_too(tmp_path):
+    from controller import crawl, recrawl
+    from controller.api import UsageError
+    with ChangingSite() as site:
+        site.set("/", page_html("home", ["/a"]), etag='"h"')
+        site.set("/a", page_html("a"), etag='"a"')
+        crawl(site.url + "/", out=tmp_path / "c", delay=0, quiet=True, ignore_robots=True)
+        site.set("/a", page_html("a", extra="v2"), etag='"a2"')
+        summary = recrawl(tmp_path / "c", quiet=True, policy="uniform")
+    assert (summary["pass"], summary["not-modified"], summary["changed"]) == (1, 1, 1)
+    with pytest.raises(UsageError, match="--budget soon: give a number"):
+        recrawl(tmp_path / "c", budget="soon")
+    with pytest.raises(UsageError, match="recrawl\\(\\) got an unknown option 'depth'"):
+        recrawl(tmp_path / "c", depth=2)
