@@ -15,8 +15,13 @@ breaks ties), and every number is read off its prefix of n pages:
   target recall (relevant pages fetched among all relevant pages of the
   web); the relevance labels are the generator's, not the crawler's score;
 - every run: the ordering CPU per fetch (stats.json's ``order.cpu_seconds``,
-  when the crawler reports it) and the fetched pages whose index.csv level
-  differs from a breadth-first walk over the crawl's own edges.csv.
+  when the crawler reports it), the fetched pages whose index.csv level
+  differs from a breadth-first walk over the crawl's own edges.csv, and on
+  a web with tunnels the page count at which it first fetched a relevant
+  page beyond one (``crossed_at``);
+- every focused web with tunnels: the tunnel arithmetic (tunnel_arithmetic:
+  the harvest ceiling of a crawl that never crosses, and what crossing the
+  first tunnel costs an order that cannot tell its pages from others).
 
 Parts (``--part``, repeatable):
 1. tune: each order's parameter grid (TUNING) on webs whose seeds are never
@@ -30,10 +35,11 @@ Parts (``--part``, repeatable):
    pages fetched, 2,000 to 14,000, on a web with 14,000 relevant pages.
 
 Outputs in --out: tuning.csv, results.csv (one row per crawl and checkpoint),
-results.md (the tables, also printed), run.json, and with matplotlib
+tunnels.csv (one row per focused web with tunnels), results.md (the tables,
+also printed), run.json, and with matplotlib
 importance.png, focused_harvest.png, focused_recall.png and paper.png.
 
-    python experiments/compare_orders.py                       # everything (~30 min)
+    python experiments/compare_orders.py                       # everything (~40 min)
     python experiments/compare_orders.py --part importance --orders bfs,opic --webs 3
     python experiments/compare_orders.py --quick               # tiny webs, seconds
 
