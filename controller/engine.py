@@ -203,7 +203,7 @@ class Crawl:
         from controller.sitemaps import gather
         config = self.config
         found = gather(self.fetcher, config.seeds if config.sitemaps else (), config.sitemap_urls,
-                       scope=self._out_of_scope)
+                       scope=self._out_of_scope, max_urls=config.max_pages)
         self.store.add_sitemap_urls(found.urls)
         self.sitemap_stats = {"files": found.files, "listed": len(found.urls), "queued": 0,
                               "dropped": dict(found.dropped), "problems": list(found.problems)}

@@ -497,8 +497,11 @@ class Fetcher:
             self._gate.release(host)
 
     def _tap(self, response: urllib3.BaseHTTPResponse) -> _Tap | None:
-        """A tap on ``response``'s body if exchanges are recorded, else None."""
-        if not self._config.record_exchanges:
+        """A tap on ``response``'s body if exchanges are recorded, else None
+        (nor for a body handed to a sink: kept for a record, it would be
+        held whole after all)."""
+        ask = self._local.ask
+        if not self._config.record_exchanges or (ask is not None and ask.sink is not None):
             return None
         sent = self._transport.sent(response)
         return None if sent is None else _Tap(sent, response)

@@ -51,7 +51,8 @@ def peak() -> int:
 def main() -> None:
     job = json.loads(sys.argv[1])
     scope = UrlRules.from_seeds([job["scope_seed"]], exclude=["/private/"]).reject_reason
-    with Fetcher(local_config("BfsBot/0.1", delay=0, timeout=60)) as fetcher:
+    config = local_config("BfsBot/0.1", delay=0, timeout=60, record_exchanges=job.get("record", False))
+    with Fetcher(config) as fetcher:
         gather(fetcher, [], [job["warmup"]], scope)
         before = reset_peak()
         ballast = b"x" * (job.get("ballast_mb", 0) << 20)   # the instrument's own check: memory it must see

@@ -59,7 +59,7 @@ def crawl(*args):
 def test_pages_only_a_sitemap_lists_are_crawled_at_level_1(tmp_path):
     server, base = site()
     try:
-        result = crawl(base + "/", "--out", str(tmp_path), "--sitemaps",
+        result = crawl(base + "/", "--out", str(tmp_path), "--sitemaps", "--warc",
                        "--sitemap", base + "/bomb.xml")
     finally:
         server.close()
@@ -76,6 +76,11 @@ def test_pages_only_a_sitemap_lists_are_crawled_at_level_1(tmp_path):
     refused = [line for line in result.stdout.splitlines() if line.startswith("sitemap refused:")]
     assert len(refused) == 2   # the bomb, and the index listed again by itself
     assert any("bomb.xml" in line for line in refused)
+    from warcio.archiveiterator import ArchiveIterator
+    with open(tmp_path / "crawl.warc.gz", "rb") as f:   # pages only: sitemaps stream, unkept
+        archived = {r.rec_headers.get_header("WARC-Target-URI")[len(base):]
+                    for r in ArchiveIterator(f) if r.rec_type == "response"}
+    assert archived == set(rows)
     stats = json.loads((tmp_path / "stats.json").read_text(encoding="utf-8"))
     assert stats["sitemaps"]["queued"] == 4 and stats["sitemaps"]["files"] == 4
     listed = list(csv.DictReader(open(tmp_path / "sitemaps.csv", encoding="utf-8")))

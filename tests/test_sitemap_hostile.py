@@ -105,10 +105,10 @@ def _index_in_index(server: StubServer):
     return page(index([server.url("/inner")]), "application/xml")
 
 
-def run_child(server: StubServer, sitemaps: list[str], ballast_mb: int = 0) -> dict:
+def run_child(server: StubServer, sitemaps: list[str], ballast_mb: int = 0, record: bool = False) -> dict:
     server.routes["/warmup.xml"] = page(urlset([server.url("/w")]), "application/xml")
     job = {"sitemaps": sitemaps, "warmup": server.url("/warmup.xml"), "scope_seed": server.url("/"),
-           "ballast_mb": ballast_mb}
+           "ballast_mb": ballast_mb, "record": record}
     done = subprocess.run([sys.executable, str(CHILD), json.dumps(job)], capture_output=True,
                           text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
@@ -141,6 +141,14 @@ def test_a_full_sitemap_at_the_limit_is_read_in_bounded_memory(server):
     outcome = run_child(server, [server.url("/s")])
     assert (outcome["urls"], outcome["problems"], outcome["dropped"]) == (50_000, [], {})
     assert outcome["growth_kb"] < BAR_KB
+
+
+def test_a_crawl_that_records_a_warc_keeps_no_sitemap_body_either(server):
+    """--warc records every exchange's body; a sitemap's is streamed, not recorded."""
+    sitemaps, expected, _ = install(server, "plain file of 60 MB")
+    outcome = run_child(server, sitemaps, record=True)
+    assert outcome["problems"] == [expected]
+    assert outcome["growth_kb"] < BAR_KB, f"peak RSS grew {outcome['growth_kb'] / 1024:.1f} MB"
 
 
 def test_the_measurement_sees_memory_held_while_gathering(server):
