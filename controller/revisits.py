@@ -158,7 +158,6 @@ class Revisits(Crawl):
         self.frontier = wiring.frontier(replace(config, order="bfs"), self._gate, None, lambda: None)
         self.frontier.push([QueuedUrl(k, row["url"], 0, None) for k, row in enumerate(self._targets)])
         self.visits = VisitLog(config.out)
-        self.outcomes: Counter[str] = Counter()
 
     def _open_pass(self, out: Path, how: RevisitPlan) -> None:
         """The open pass (state/recrawl.json), or a new one chosen now; the
@@ -215,7 +214,6 @@ class Revisits(Crawl):
             entry.update(self._new_version(row, visit))
         self._archive_visit(row, result, outcome)
         self.visits.add(entry)
-        self.outcomes[outcome] += 1
         self.trace.visit(self.pass_no, int(row["id"]), result.status, outcome, result.elapsed_ms,
                          row["url"], error)
         self.frontier.done(item)
@@ -231,6 +229,7 @@ class Revisits(Crawl):
         added = [url for url in digest.links if url not in before]
         before.update(added)
         self.store.add_edges(page_id, row["url"], added)
+        self.in_links.update(added)
         item = QueuedUrl(page_id, row["url"], int(row["level"]), None)
         return _row(item, visit, digest, 0, self._verdict(page_id, digest))
 
@@ -256,6 +255,7 @@ class Revisits(Crawl):
         if self.warc is not None:
             self.warc.close()
         fold_visits(self.config.out)
+        self.store.fill_in_links(self.in_links, lambda url: self.digester.normalize(url, None))
         self.frontier = self._main
         queued = left = 0
         if not self.stop_reason:

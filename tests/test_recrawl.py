@@ -88,6 +88,7 @@ def test_a_recrawl_asks_conditionally_keeps_what_did_not_change_and_saves_new_ve
         assert (index[path]["visits"], index[path]["changes"]) == ("2", "0")
     assert index["/e"]["level"] == str(int(index["/a"]["level"]) + 1) == "2"
     assert index["/e"]["parent_id"] == index["/a"]["id"]
+    assert index["/e"]["in_links"] == "1"   # the new version's link counts
     assert not list((out / "pages").glob("*.new")) and not list((out / "text").glob("*.new"))
     trace = (out / "trace.log").read_text(encoding="utf-8")
     assert " RECRAWL 1 5\n" in trace and f" VISIT 1 {index['/a']['id']} 200 changed " in trace
