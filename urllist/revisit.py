@@ -327,26 +327,39 @@ _FREQUENCY: dict[str, Callable[[Allocation, float], float]] = {
 
 
 def _marginal_inverse(y: float) -> float:
-    """x > 0 with 1 - (1 + x) e^(-x) = y, for 0 < y < 1 (Newton, kept inside a bracket)."""
-    def g(x: float) -> float:
-        return -math.expm1(-x) - x * math.exp(-x) - y
-    low, high = 0.0, 1.0
-    while g(high) < 0:
-        low, high = high, 2 * high
-    x = min(max(math.sqrt(2 * y), low), high) if y < 0.5 else (low + high) / 2
-    for _ in range(100):
-        value = g(x)
-        if value > 0:
-            high = x
-        else:
-            low = x
-        slope = x * math.exp(-x)
-        step = x - value / slope if slope > 0 else (low + high) / 2
-        x_next = step if low < step < high else (low + high) / 2
-        if abs(x_next - x) <= 1e-14 * x_next:
+    """x > 0 with 1 - (1 + x) e^(-x) = y, for 0 < y < 1: Newton from a series start below 1/2
+    (on the function itself), from the fixed point of x = ln(1 + x) - ln(1 - y) above (on that
+    equation in logs, which stays well conditioned as y nears 1)."""
+    if y < 0.5:
+        s = math.sqrt(2 * y)
+        x = s + s * s / 3 + 11 * s ** 3 / 72             # the inverse series, to O(s^4)
+        def step(x: float) -> float:
+            return (_missed(x) - y) / (x * math.exp(-x))
+    else:
+        target = -math.log1p(-y)
+        x = target
+        for _ in range(3):
+            x = target + math.log1p(x)
+        def step(x: float) -> float:
+            return (math.log1p(x) - x + target) / (-x / (1 + x))
+    for _ in range(50):
+        change = step(x)
+        x_next = x - change if x - change > 0 else x / 2
+        if abs(x_next - x) <= 4e-16 * x_next:
             return x_next
         x = x_next
     return x
+
+
+def _missed(x: float) -> float:
+    """1 - (1 + x) e^(-x), by its series where the closed form would cancel."""
+    if x >= 0.5:
+        return -math.expm1(-x) - x * math.exp(-x)
+    total, power = 0.0, x
+    for k in range(2, 30):
+        power *= x / k                                   # x^k / k!
+        total += (k - 1) * power if k % 2 == 0 else -(k - 1) * power
+    return total
 
 
 def allocate(rates: Sequence[float], policy: str, revisits_per_second: float, *, min_interval: float,
