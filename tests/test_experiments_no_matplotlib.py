@@ -48,6 +48,8 @@ RUNS = (
         "zipf_targets.csv", "zipf_rate.csv"), ("littles_law.png", "zipf_rate.png")),
     Run("compare_orders.py", ("--quick", "--orders", "bfs", "--part", "importance"),
         ("results.csv", "results.md", "run.json"), ("importance.png",)),
+    Run("compare_revisits.py", ("--quick",),
+        ("results.csv", "classical.csv", "estimators.csv", "results.md", "run.json"), ("revisits.png",)),
 )
 CHECKS = ("check_bfs_coverage.py",)   # reads a crawl and prints PASS or FAIL: no tables, no plots
 
