@@ -57,7 +57,7 @@ revisit rate is the budget within 1 %: its minimum interval when it
 overspends at the defaults, its maximum interval when it underspends.  The
 table reports the rate every scheduler actually used.
 
-Outputs in --out: classical.csv, estimated.csv, estimators.csv, results.md
+Outputs in --out: results.csv (the estimated-rates rows), classical.csv, estimators.csv, results.md
 (the tables, also printed), run.json, and with matplotlib revisits.png.
 
     python experiments/compare_revisits.py --out experiments/results/revisits
@@ -672,7 +672,7 @@ def main(pages, warmup, measure, per_day, distributions, without_last_modified, 
     out.mkdir(parents=True, exist_ok=True)
     write_csv(out / "classical.csv", list(classical[0]), classical)
     flat = [row for rows in estimated.values() for row in rows]
-    write_csv(out / "estimated.csv", list(flat[0]), flat)
+    write_csv(out / "results.csv", list(flat[0]), flat)
     flat_estimators = [{**row, "last_modified": key[1]} for key, rows in estimators.items() for row in rows]
     write_csv(out / "estimators.csv", list(flat_estimators[0]), flat_estimators)
     body = report_body(classical, estimated, estimators, settings)

@@ -89,7 +89,7 @@ def test_a_quick_run_writes_its_tables_and_spends_the_budget(tmp_path):
         assert float(row["integrated"]) == pytest.approx(cr.PUBLISHED[policy], abs=0.01)
         # 2,000 pages drawn: the mean's sd from the draw alone is about 0.006
         assert float(row["simulated"]) == pytest.approx(cr.PUBLISHED[policy], abs=0.03)
-    with (out / "estimated.csv").open(newline="", encoding="utf-8") as file:
+    with (out / "results.csv").open(newline="", encoding="utf-8") as file:
         rows = list(csv.DictReader(file))
     assert {row["last_modified"] for row in rows} == {"True", "False"}
     assert len(rows) == 2 * (4 + 4)
