@@ -261,13 +261,19 @@ def stop_while_holding(proc, worker_id, redis_url, procs):
     missed: the others may simply finish)."""
     client = redis.Redis.from_url(redis_url)
     held = lambda: client.hlen(f"crawl:{{t}}:lease:{worker_id}") > 0   # noqa: E731
+    deadline = time.monotonic() + 60
     while True:
-        wait_for(held, procs + [proc], timeout=60)
-        proc.send_signal(signal.SIGSTOP)
-        wait_for(lambda: Path(f"/proc/{proc.pid}/stat").read_text().split()[2] == "T", procs)
+        # A lease lasts about one fetch (milliseconds): ask often, or the
+        # crawl may end before one is seen (it did, polling every 50 ms).
+        assert all(p.poll() is None for p in procs + [proc]), "a worker ended too soon"
+        assert time.monotonic() < deadline
         if held():
-            return
-        proc.send_signal(signal.SIGCONT)
+            proc.send_signal(signal.SIGSTOP)
+            wait_for(lambda: Path(f"/proc/{proc.pid}/stat").read_text().split()[2] == "T", procs)
+            if held():
+                return
+            proc.send_signal(signal.SIGCONT)
+        time.sleep(0.001)   # polling an observable condition, bounded by the deadline
 
 
 def test_a_worker_stopped_past_its_lease_is_fenced_and_says_so(clean_logs, tmp_path,
