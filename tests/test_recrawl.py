@@ -109,7 +109,7 @@ def test_a_second_pass_with_the_same_bytes_and_no_validators_is_unchanged(tmp_pa
         site.set("/", page_html("home", ["/d"]))
         site.set("/d", page_html("d"))
         crawler("crawl", site.url + "/", "--out", str(out), "--delay", "0", "--quiet",
-                "--ignore-robots")
+                "--ignore-robots", "--warc")
         crawler("recrawl", str(out), "--quiet")
         crawler("recrawl", str(out), "--quiet", "--budget", "1")
     visits = rows(out / "visits.csv")
@@ -120,6 +120,12 @@ def test_a_second_pass_with_the_same_bytes_and_no_validators_is_unchanged(tmp_pa
     state = json.loads((out / "state" / "recrawl.json").read_text(encoding="utf-8"))
     assert [p["state"] for p in state["passes"]] == ["done", "done"]
     assert len(state["passes"][1]["chosen"]) == 1
+    from warcio.archiveiterator import ArchiveIterator
+    with open(out / "crawl.warc.gz", "rb") as f:   # the same bytes: a revisit record each time
+        kinds = [(r.rec_type, r.rec_headers.get_header("WARC-Profile") or "")
+                 for r in ArchiveIterator(f) if r.rec_type in ("response", "revisit")]
+    identical = ("revisit", "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest")
+    assert kinds.count(("response", "")) == 2 and kinds.count(identical) == 3
 
 
 @pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGTERM])
