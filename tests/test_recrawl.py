@@ -213,6 +213,12 @@ def test_the_python_api_recrawls_too(tmp_path):
         site.set("/a", page_html("a", extra="v2"), etag='"a2"')
         summary = recrawl(tmp_path / "c", quiet=True, policy="uniform")
     assert (summary["pass"], summary["not-modified"], summary["changed"]) == (1, 1, 1)
+    from controller import read_crawl
+    visits = read_crawl(tmp_path / "c", pandas=False).visits
+    assert sorted((v["pass"], v["outcome"], v["status"]) for v in visits) == [
+        (1, "changed", 200), (1, "not-modified", 304)]
+    frame = read_crawl(tmp_path / "c").visits
+    assert list(frame.outcome.sort_values()) == ["changed", "not-modified"]
     with pytest.raises(UsageError, match="--budget soon: give a number"):
         recrawl(tmp_path / "c", budget="soon")
     with pytest.raises(UsageError, match="recrawl\\(\\) got an unknown option 'depth'"):

@@ -27,9 +27,9 @@ from controller.resume import SETTINGS_FILE, STATE_DIR
 
 INT_COLUMNS = frozenset({"id", "level", "parent_id", "status", "bytes", "text_chars", "out_links",
                          "new_links", "duplicate_of", "near_duplicate_of",
-                         "hamming", "in_links", "level_at_fetch", "visits", "changes"})
+                         "hamming", "in_links", "level_at_fetch", "visits", "changes", "pass"})
 FLOAT_COLUMNS = frozenset({"filtered_ratio", "elapsed_ms", "relevance"})
-TIME_COLUMNS = frozenset({"fetched_at"})
+TIME_COLUMNS = frozenset({"fetched_at", "visited_at"})
 PANDAS_HINT = "pip install pandas (or, from the repository: .venv/bin/pip install -e '.[notebook]')"
 
 
@@ -53,8 +53,8 @@ def _pandas_importable(required: bool) -> bool:
 
 
 class CrawlData:
-    """One crawl directory: ``index``, ``edges``, ``stats``, ``settings``,
-    ``state``, ``notes`` and ``pages()``."""
+    """One crawl directory: ``index``, ``edges``, ``visits``, ``stats``,
+    ``settings``, ``state``, ``notes`` and ``pages()``."""
 
     def __init__(self, path: Path, frames: bool):
         self.path = path
@@ -107,6 +107,17 @@ class CrawlData:
         except FileNotFoundError:
             self.notes.append("edges.csv is missing: no links")
         return self._table(rows, ["from_id", "from_url", "to_url"])
+
+    @cached_property
+    def visits(self):
+        """One row per revisit (visits.csv, after crawler recrawl), typed; empty without one."""
+        from controller.visits import VISIT_COLUMNS, VISITS_FILE
+        rows = []
+        if (self.path / VISITS_FILE).exists():
+            with open(self.path / VISITS_FILE, newline="", encoding="utf-8", errors="replace") as f:
+                rows = [typed_row(row) for row in csv.DictReader(complete_lines(f, VISITS_FILE, self.notes))
+                        if None not in row.values()]
+        return self._table(rows, list(VISIT_COLUMNS))
 
     def pages(self, *, html: bool = True) -> Iterator[dict]:
         """The saved pages one at a time: url, level, status, title, text,
