@@ -73,6 +73,7 @@ def test_pages_only_a_sitemap_lists_are_crawled_at_level_1(tmp_path):
     asked = server.paths()
     for sitemap in ("/sitemap_index.xml", "/sm1.xml.gz", "/sm2.txt", "/bomb.xml"):
         assert asked.count(sitemap) == 1
+    assert "trace.log stats.json crawl.warc.gz sitemaps.csv\n" in result.stdout
     refused = [line for line in result.stdout.splitlines() if line.startswith("sitemap refused:")]
     assert len(refused) == 2   # the bomb, and the index listed again by itself
     assert any("bomb.xml" in line for line in refused)

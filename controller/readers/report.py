@@ -120,7 +120,8 @@ def _extra_files(stats: dict) -> str:
     settings = stats.get("settings", {})
     names = [name for name, on in (("extracted.csv", settings.get("extract")),
                                    ("extracted.jsonl", settings.get("extract_jsonl")),
-                                   ("crawl.warc.gz", settings.get("warc"))) if on]
+                                   ("crawl.warc.gz", settings.get("warc")),
+                                   ("sitemaps.csv", "sitemaps" in stats)) if on]
     return "".join(f" {name}" for name in names)
 
 
