@@ -119,6 +119,8 @@ def test_a_second_pass_with_the_same_bytes_and_no_validators_is_unchanged(tmp_pa
     assert sorted(row["visits"] for row in index) == ["2", "3"]
     state = json.loads((out / "state" / "recrawl.json").read_text(encoding="utf-8"))
     assert [p["state"] for p in state["passes"]] == ["done", "done"]
+    report = crawler("report", str(out)).stdout
+    assert "recrawls    2 passes (last: 1 pages asked, 0 not-modified, 1 unchanged, 0 changed, 0 failed)" in report
     assert len(state["passes"][1]["chosen"]) == 1
     from warcio.archiveiterator import ArchiveIterator
     with open(out / "crawl.warc.gz", "rb") as f:   # the same bytes: a revisit record each time

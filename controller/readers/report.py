@@ -265,6 +265,8 @@ class Report:
     pid: int | None = None            # the process of that crawl
     settings: dict | None = None      # state/settings.json: the crawl's settings, as CrawlConfig's fields
     order: dict | None = None         # stats.json "order": a crawl order other than bfs, its corrections
+    sitemaps: dict | None = None      # stats.json "sitemaps": what --sitemaps / --sitemap read
+    recrawls: tuple[dict, ...] = ()   # state/recrawl.json: each crawler recrawl pass and its summary
 
 
 # -- building it --------------------------------------------------------------
@@ -300,7 +302,26 @@ def build_report(crawl_dir: Path, *, top: int = TOP_LINKS) -> Report:
         dedup=(files.stats or {}).get("dedup"), skipped_links=(files.stats or {}).get("skipped_links"),
         content=_content(files.stats),
         timeline=_timeline(runs), running=running, pid=pid, settings=files.settings,
-        order=(files.stats or {}).get("order"))
+        order=(files.stats or {}).get("order"), sitemaps=(files.stats or {}).get("sitemaps"),
+        recrawls=_recrawls(Path(crawl_dir)))
+
+
+def _recrawls(crawl_dir: Path) -> tuple[dict, ...]:
+    """The passes of crawler recrawl (controller/revisits.py writes them), without the page lists."""
+    try:
+        state = json.loads((crawl_dir / "state" / "recrawl.json").read_text(encoding="utf-8"))
+        return tuple({k: v for k, v in p.items() if k != "chosen"} for p in state["passes"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return ()
+
+
+def recrawl_text(passes: tuple[dict, ...]) -> str:
+    last = passes[-1]
+    summary = last.get("summary")
+    said = (f"pass {last['pass']}, {last['state']}" if summary is None else
+            f"last: {summary['asked']} pages asked, " + ", ".join(
+                f"{summary.get(k, 0)} {k}" for k in ("not-modified", "unchanged", "changed", "failed")))
+    return f"{len(passes)} pass" + ("" if len(passes) == 1 else "es") + f" ({said})"
 
 
 def crawl_process(crawl_dir: Path) -> tuple[bool | None, int | None]:
@@ -583,6 +604,12 @@ def _overview(report: Report) -> Table:
                        + f", {report.bytes / 1024:.0f} KB of bodies")]
     if report.order:
         rows.append(("order", order_text(report.order)))
+    if report.sitemaps:
+        rows.append(("sitemaps", f"{report.sitemaps['files']} files read, {report.sitemaps['listed']} "
+                                 f"URLs listed, {report.sitemaps['queued']} queued, "
+                                 f"{len(report.sitemaps['problems'])} refused"))
+    if report.recrawls:
+        rows.append(("recrawls", recrawl_text(report.recrawls)))
     return Table("Overview", ("", ""), tuple(rows))
 
 
