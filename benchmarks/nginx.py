@@ -74,12 +74,13 @@ def find_nginx() -> str | None:
 
 
 def render_config(root: Path | Mapping[str, Path], port: int, workdir: Path,
-                  user: str | None = None) -> str:
+                  user: str | None = None, extra_http: str = "") -> str:
     """nginx.conf text serving `root` as static files on 127.0.0.1:`port`,
     or each root of an {address: root} mapping on address:`port`.
 
     Everything nginx writes goes under `workdir`. `user` (only meaningful when
     nginx starts as root) is who the worker runs as: it must be able to read the roots.
+    `extra_http`: directives added to the http block (another log format, say).
     """
     w = Path(workdir)
     user_line = f"user {user};\n" if user else ""
@@ -105,7 +106,7 @@ http {{
     default_type application/octet-stream;
     log_format bench '{LOG_FORMAT}';
     access_log {w}/access.log bench;
-    log_not_found off;
+{extra_http}    log_not_found off;
     sendfile on;
     tcp_nopush on;
     tcp_nodelay on;
@@ -282,10 +283,15 @@ class Nginx:
         except (OSError, TypeError):
             return ""
 
+    def extra_http(self) -> str:
+        """Directives a subclass adds to the http block (none here)."""
+        return ""
+
     # -- internals ----------------------------------------------------------
     def _launch(self) -> bool:
         conf = self.workdir / "nginx.conf"
-        conf.write_text(render_config(self.sites, self.port, self.workdir, _worker_user(self.root)))
+        conf.write_text(render_config(self.sites, self.port, self.workdir, _worker_user(self.root),
+                                      self.extra_http()))
         (self.workdir / "nginx.pid").unlink(missing_ok=True)
         with open(self.workdir / "stderr.log", "ab") as stderr:
             self._proc = subprocess.Popen(

@@ -50,14 +50,12 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from statistics import median
-from unittest import mock
 
 if __package__ in (None, ""):   # run as a file: make `benchmarks` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import click
 
-from benchmarks import nginx as nginx_module
 from benchmarks import peers as peer_registry
 from benchmarks.checks import check_saved
 from benchmarks.measure import run_measured
@@ -119,16 +117,8 @@ def parse_heard(line: str) -> Heard | None:
 class HeaderNginx(Nginx):
     """nginx.Nginx with a second access log recording the validators each request carried."""
 
-    def _launch(self) -> bool:
-        # nginx.py renders one log format and has no hook for another: add ours to its text.
-        render = nginx_module.render_config
-
-        def with_header_log(*args, **kwargs) -> str:
-            text = render(*args, **kwargs)
-            anchor = text.index("    log_not_found")
-            return text[:anchor] + HEADER_LOG_FORMAT.replace("WORKDIR", str(self.workdir)) + text[anchor:]
-        with mock.patch.object(nginx_module, "render_config", with_header_log):
-            return super()._launch()
+    def extra_http(self) -> str:
+        return "    " + HEADER_LOG_FORMAT.replace("WORKDIR", str(self.workdir))
 
     def header_mark(self) -> int:
         """A position in the header log after every request answered so far (see Nginx.mark)."""
