@@ -673,12 +673,9 @@ class Crawl:
     def _redirect_check(self, url: str) -> str | None:
         """Called by GetPage for each redirect hop: the target must pass URL_Filter
         and be new, so a page reached by a redirect is still fetched once."""
-        target = self.digester.normalize(url, None)
-        if target is None:
-            return "not http(s)"
-        reason = self.rules.reject_reason(target)
-        if reason:
-            return f"out of {reason} rules"
+        target, refusal = self._judged(url)
+        if refusal:
+            return refusal
         if self.shared is not None:
             # Marked seen under this URL's lease: if the lease is lost, the mark goes too.
             verdict = self.frontier.mark_seen(self._worker.item_id, target, *_trap_keys(target))
@@ -694,6 +691,14 @@ class Crawl:
                 self._redirected.append(target)
             self.journal.seen(self._worker.item_id, target)
             return self.traps.admit(target)
+
+    def _judged(self, url: str) -> tuple[str | None, str | None]:
+        """A redirect target normalized, and why URL_Filter refuses it (None: it may go)."""
+        target = self.digester.normalize(url, None)
+        if target is None:
+            return None, "not http(s)"
+        reason = self.rules.reject_reason(target)
+        return target, (f"out of {reason} rules" if reason else None)
 
     def _restore_tallies(self, previous: PreviousCrawl) -> None:
         """Counters, seed failures, content memory and in-links from the rows on disk."""

@@ -190,6 +190,11 @@ class Revisits(Crawl):
         return Ask(url=row["final_url"] or row["url"], etag=row["etag"],
                    last_modified=row["last_modified"])
 
+    def _redirect_check(self, url: str) -> str | None:
+        """A revisit follows its page's redirects again: the crawl marked the
+        target seen (by this very page); a new target must be within the rules."""
+        return self._judged(url)[1]
+
     def _dispatch(self, item: QueuedUrl, visit: Visit) -> None:
         """Only new bytes are digested (and saved, under NEW)."""
         if visit.needs_digest and body_md5(visit.result.body) != self._targets[item.id]["body_md5"]:

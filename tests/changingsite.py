@@ -53,6 +53,10 @@ class ChangingSite:
         with self._lock:
             self.pages[path] = {"body": body, "etag": etag, "modified": modified}
 
+    def redirect(self, path: str, location: str) -> None:
+        with self._lock:
+            self.pages[path] = {"body": b"", "location": location}
+
     def requests(self, path: str) -> list[dict]:
         with self._lock:
             return [headers for got, headers in self.log if got == path]
@@ -80,6 +84,9 @@ class ChangingSite:
                 entry = site._page(self.path)
                 if entry is None:
                     self._send(404, b"not found", {"Content-Type": "text/plain"})
+                    return
+                if entry.get("location"):
+                    self._send(301, b"moved", {"Location": entry["location"], "Content-Type": "text/plain"})
                     return
                 validators = {}
                 if entry.get("etag"):

@@ -130,6 +130,24 @@ def test_a_second_pass_with_the_same_bytes_and_no_validators_is_unchanged(tmp_pa
     assert kinds.count(("response", "")) == 2 and kinds.count(identical) == 3
 
 
+def test_a_page_reached_by_a_redirect_is_asked_again_through_it(tmp_path):
+    """The redirect's target was marked seen by the crawl: a revisit must
+    still follow it, and send the validators to the target only."""
+    out = tmp_path / "crawl"
+    with ChangingSite() as site:
+        site.set("/", page_html("home", ["/old"]), etag='"h"')
+        site.redirect("/old", "/new")
+        site.set("/new", page_html("new"), etag='"n1"')
+        crawler("crawl", site.url + "/", "--out", str(out), "--delay", "0", "--quiet",
+                "--ignore-robots")
+        site.log.clear()
+        crawler("recrawl", str(out), "--quiet")
+        assert "if-none-match" not in site.requests("/old")[0]
+        assert site.requests("/new")[0]["if-none-match"] == '"n1"'
+    outcomes = {row["url"][len(site.url):]: row["outcome"] for row in rows(out / "visits.csv")}
+    assert outcomes == {"/": "not-modified", "/old": "not-modified"}
+
+
 @pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGTERM])
 def test_a_recrawl_killed_mid_pass_goes_on_and_loses_nothing(stop, tmp_path):
     pages = {"/": {"body": page_html("home", [f"/p{k}" for k in range(30)]).decode(), "etag": '"h"'}}
