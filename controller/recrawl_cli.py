@@ -33,8 +33,10 @@ DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhd]?)$")
               help="capped-proportional: a page counts as changing at most R times a day.")
 @click.option("--min-interval", metavar="DURATION", default="0",
               help="Never revisit a page sooner than this (e.g. 30m, 6h, 1d).")
-@click.option("--max-interval", metavar="DURATION", default=None,
-              help="Revisit every page at least this often (e.g. 30d). Default: no limit.")
+@click.option("--max-interval", metavar="DURATION", default="30d", show_default=True,
+              help="Revisit every page at least this often: a page seen unchanged is estimated "
+                   "to change never, and without a limit proportional and optimal would never "
+                   "revisit it; 0 = no limit.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
 def recrawl(crawl_dir, policy, budget, max_rate, min_interval, max_interval, quiet) -> None:
     """Revisit the pages of the crawl in DIR with conditional GETs (the
@@ -61,7 +63,7 @@ def recrawl_from(crawl_dir, policy, budget, max_rate, min_interval, max_interval
     """One pass, as the command line asks it (the Python API's recrawl() comes
     in here too): the pass's summary, with the crawl step's stop reason."""
     how = RevisitPlan(policy, _budget(budget), _seconds(min_interval, "--min-interval"),
-                      _seconds(max_interval, "--max-interval") if max_interval else float("inf"),
+                      _seconds(max_interval, "--max-interval") or float("inf"),
                       max_rate / 86400 if max_rate else None)
     if how.min_interval > how.max_interval:
         raise click.UsageError("--min-interval is longer than --max-interval; give a smaller "

@@ -120,6 +120,7 @@ def test_a_second_pass_with_the_same_bytes_and_no_validators_is_unchanged(tmp_pa
     state = json.loads((out / "state" / "recrawl.json").read_text(encoding="utf-8"))
     assert [p["state"] for p in state["passes"]] == ["done", "done"]
     report = crawler("report", str(out)).stdout
+    assert "state       finished: queue-empty" in report   # a pass is not a crawl run left open
     assert "recrawls    2 passes (last: 1 pages asked, 0 not-modified, 1 unchanged, 0 changed, 0 failed)" in report
     assert len(state["passes"][1]["chosen"]) == 1
     from warcio.archiveiterator import ArchiveIterator

@@ -230,10 +230,14 @@ def _trace_event(line: str) -> TraceEvent | None:
 
 
 def runs_of(events: tuple[TraceEvent, ...]) -> tuple[Run, ...]:
-    """Cut the trace into runs: each START or RESUME begins one, END closes it."""
+    """Cut the trace into runs: each START or RESUME begins one, END closes it.
+    A recrawl pass's lines (RECRAWL, VISIT) belong to no crawl run: the
+    report shows the passes apart (state/recrawl.json)."""
     runs: list[Run] = []
     current: list[TraceEvent] = []
     for event in events:
+        if event.event in ("RECRAWL", "VISIT"):
+            continue
         if event.event in ("START", "RESUME") and current:
             runs.append(_run(current))   # the run before was killed: no END line
             current = []
