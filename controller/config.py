@@ -116,7 +116,7 @@ class CrawlConfig:
         _check("user_agent", user_agent_problem(self.user_agent))
         _check("order_params", _order_problem(self))
         _check("topic", _topic_problem(self), named=True)
-        _check("sitemap_urls", _sitemap_problem(self))
+        _check("sitemap_urls", _sitemap_problem(self), named=True)
         set_field(self, "seeds", _normalized_seeds(self))
 
 
@@ -296,9 +296,13 @@ def _check_extraction(config: CrawlConfig) -> None:
 
 
 def _sitemap_problem(config: CrawlConfig) -> str:
+    if (config.sitemaps or config.sitemap_urls) and config.order != "bfs":
+        return (f"--sitemaps and --sitemap work with --order bfs (so far): under --order "
+                f"{config.order} a listed page would rank as a seed")
     for url in config.sitemap_urls:
         if normalize(url) is None:
-            return f"{url!r} is not an http(s) URL; give the sitemap's full URL, e.g. http://host/sitemap.xml"
+            return (f"--sitemap: {url!r} is not an http(s) URL; give the sitemap's full URL, "
+                    f"e.g. http://host/sitemap.xml")
     return ""
 
 

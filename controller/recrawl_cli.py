@@ -72,7 +72,7 @@ def recrawl_from(crawl_dir, policy, budget, max_rate, min_interval, max_interval
     summary = _revisit(config, how)
     if summary["stopped"]:
         return summary
-    if summary["new_links_queued"]:
+    if summary["crawl_step"]:
         summary["crawl_stopped"] = run_crawl(config, resume=True)["stop_reason"]
         if summary["crawl_stopped"] in ("interrupted", "terminated"):
             return summary
@@ -95,8 +95,9 @@ def _revisit(config: CrawlConfig, how: RevisitPlan) -> dict:
     click.echo(f"recrawl pass {summary['pass']}: {summary['asked']} pages asked again: {counts}")
     if summary["new_links_queued"] or summary["new_links_not_queued"]:
         click.echo(f"links new to the crawl on changed pages: {summary['new_links_queued']} queued"
-                   + (f", {summary['new_links_not_queued']} not queued (beyond --max-depth, or "
-                      f"the crawl stopped with URLs still queued: see the README, Revisits)"
+                   + (f", {summary['new_links_not_queued']} not queued (beyond --max-depth, "
+                      f"after a level with none, or the crawl stopped with URLs still queued: "
+                      f"see the README, Keeping a crawl fresh)"
                       if summary["new_links_not_queued"] else ""))
     return summary
 

@@ -162,10 +162,9 @@ class Revisits(Crawl):
     def _open_pass(self, out: Path, how: RevisitPlan) -> None:
         """The open pass (state/recrawl.json), or a new one chosen now; the
         pages of it not visited yet are this run's targets."""
-        for stale in [*(out / "pages").glob(f"*{NEW}"), *(out / "text").glob(f"*{NEW}")]:
-            stale.unlink()   # a new version whose visit a kill left uncommitted
         self.state = recrawl_state(out)
         rows, visits = current_rows(out)
+        _settle_new_versions(out, visits)
         passes = self.state["passes"]
         if not passes or passes[-1]["state"] == "done":
             passes.append({"pass": len(passes) + 1, "state": "revisiting", "policy": how.policy,
@@ -197,7 +196,7 @@ class Revisits(Crawl):
 
     def _dispatch(self, item: QueuedUrl, visit: Visit) -> None:
         """Only new bytes are digested (and saved, under NEW)."""
-        if visit.needs_digest and body_md5(visit.result.body) != self._targets[item.id]["body_md5"]:
+        if visit.needs_digest and _new_bytes(self._targets[item.id], visit):
             self._digest(item, visit)
         else:
             self._record(item, visit)
@@ -209,7 +208,7 @@ class Revisits(Crawl):
 
     def _record(self, item: QueuedUrl, visit: Visit) -> None:
         row, result = self._targets[item.id], visit.result
-        outcome = _outcome(visit)
+        outcome = _outcome(row, visit)
         error = result.error or (visit.digest.error if visit.digest else "")
         entry = {"pass": self.pass_no, "id": row["id"], "url": row["url"],
                  "visited_at": visit.fetched_at, "outcome": outcome, "status": result.status or "",
@@ -219,16 +218,17 @@ class Revisits(Crawl):
             entry.update(self._new_version(row, visit))
         self._archive_visit(row, result, outcome)
         self.visits.add(entry)
+        if visit.digest is not None and visit.digest.html_path:
+            _put_in_place(self.config.out, visit.digest, keep=outcome == "changed")
         self.trace.visit(self.pass_no, int(row["id"]), result.status, outcome, result.elapsed_ms,
                          row["url"], error)
         self.frontier.done(item)
 
     def _new_version(self, row: dict, visit: Visit) -> dict:
-        """Put the new files in place, record its new links; its fields."""
-        digest, out, page_id = visit.digest, self.config.out, int(row["id"])
+        """The new version's fields (its files go in place once its row is
+        written: a kill before leaves the stored version whole), its new links."""
+        digest, page_id = visit.digest, int(row["id"])
         html_path, text_path = (path.removesuffix(NEW) for path in (digest.html_path, digest.text_path))
-        os.replace(out / digest.html_path, out / html_path)
-        os.replace(out / digest.text_path, out / text_path)
         digest = replace(digest, html_path=html_path, text_path=text_path)
         before = self._links_before.setdefault(page_id, set())
         added = [url for url in digest.links if url not in before]
@@ -264,17 +264,20 @@ class Revisits(Crawl):
         self.frontier = self._main
         queued = left = 0
         if not self.stop_reason:
-            queued, left = (self._queue_new_links() if self._main.exhausted()
+            queued, left = (self._queue_new_links()
+                            if "queue_levels" in self.open_pass or self._main.exhausted()
                             else (0, len(self._new_links())))
         self.journal.close()
+        self.fetcher.close()
         self.trace.close()
         counts = Counter(visit["outcome"] for visit in read_visits(self.config.out)
                          if int(visit["pass"]) == self.pass_no)
+        crawl_step = bool(self.open_pass.get("queue_levels"))
         summary = {"asked": len(self.open_pass["chosen"]), **{k: counts[k] for k in OUTCOMES},
                    "new_links_queued": queued, "new_links_not_queued": left,
-                   "stopped": self.stop_reason}
+                   "crawl_step": crawl_step, "stopped": self.stop_reason}
         if not self.stop_reason:
-            self.open_pass.update(state="crawling" if queued else "done", summary=summary)
+            self.open_pass.update(state="crawling" if crawl_step else "done", summary=summary)
             save_state(self.config.out, self.state)
         return {"pass": self.pass_no, **summary}
 
@@ -295,15 +298,36 @@ class Revisits(Crawl):
                       key=lambda entry: entry[0])
 
     def _queue_new_links(self) -> tuple[int, int]:
-        """Queue them as a crawl would (URL_Filter, trap limits, --max-depth)."""
-        queued = beyond = 0
-        for level, url, parent in self._new_links():
-            if self.config.max_depth and level > self.config.max_depth:
-                beyond += 1
-                continue
-            queued += len(self._enqueue([url], level, parent))
+        """Queue them as a crawl would (URL_Filter, trap limits, --max-depth),
+        the levels from the shallowest on without a gap only: the total queue
+        is in level order, and a level with no URL would never open for the
+        one after it. Which levels is saved first, so a kill while queueing
+        goes on with the same ones (those queued are seen by then)."""
+        links = self._new_links()
+        levels = self.open_pass.get("queue_levels")
+        if levels is None:
+            depth = self.config.max_depth
+            levels = _gapless({level for level, _, _ in links if not depth or level <= depth})
+            self.open_pass["queue_levels"] = levels
+            save_state(self.config.out, self.state)
+        queued = left = 0
+        for level, url, parent in links:
+            if level in levels:
+                queued += len(self._enqueue([url], level, parent))
+            else:
+                left += 1
         self.journal.sync()
-        return queued, beyond
+        return queued, left
+
+
+def _gapless(levels: set[int]) -> list[int]:
+    """The shallowest level and those right after it, up to the first missing one."""
+    run = []
+    for level in sorted(levels):
+        if run and level != run[-1] + 1:
+            break
+        run.append(level)
+    return run
 
 
 def fold_visits(out: Path) -> None:
@@ -319,15 +343,46 @@ def fold_visits(out: Path) -> None:
     os.replace(tmp, out / "index.csv")
 
 
-def _outcome(visit: Visit) -> str:
+def _outcome(row: dict, visit: Visit) -> str:
     result = visit.result
     if result.status == 304 and not result.error:
         return "not-modified"
     if not result.is_html:
         return "failed"
-    if visit.digest is None:
-        return "unchanged"   # the same bytes: not digested (Revisits._dispatch)
-    return "failed" if visit.digest.error else "changed"
+    if not _new_bytes(row, visit):
+        return "unchanged"
+    return "failed" if visit.digest is None or visit.digest.error else "changed"
+
+
+def _new_bytes(row: dict, visit: Visit) -> bool:
+    return body_md5(visit.result.body) != row["body_md5"]
+
+
+def _put_in_place(out: Path, digest: Digest, keep: bool) -> None:
+    """A new version's files from NEW to their names once its row is written
+    (or dropped: the same bytes, digested in a fetch thread all the same)."""
+    for path in (digest.html_path, digest.text_path):
+        if keep:
+            os.replace(out / path, out / path.removesuffix(NEW))
+        else:
+            (out / path).unlink(missing_ok=True)
+
+
+def _settle_new_versions(out: Path, visits: dict[int, list[dict]]) -> None:
+    """NEW files a kill left: put in place those whose visit row was written
+    (the latest changed visit of the page has their bytes), drop the others."""
+    for new_html in (out / "pages").glob(f"*.html{NEW}"):
+        page_id = int(new_html.name.split(".")[0])
+        new_text = out / "text" / f"{page_id}.txt{NEW}"
+        changed = [v for v in visits.get(page_id, []) if v["outcome"] == "changed"]
+        committed = bool(changed) and changed[-1]["body_md5"] == body_md5(new_html.read_bytes())
+        for path in (new_html, new_text):
+            if committed and path.exists():
+                os.replace(path, path.with_name(path.name.removesuffix(NEW)))
+            else:
+                path.unlink(missing_ok=True)
+    for orphan in (out / "text").glob(f"*{NEW}"):
+        orphan.unlink()
 
 
 def _links_of(out: Path, ids: set[int]) -> dict[int, set[str]]:

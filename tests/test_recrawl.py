@@ -103,13 +103,14 @@ def test_a_recrawl_asks_conditionally_keeps_what_did_not_change_and_saves_new_ve
     assert [kind for path, kind, _ in records if path == "/e"] == ["response"]
 
 
-def test_a_second_pass_with_the_same_bytes_and_no_validators_is_unchanged(tmp_path):
+@pytest.mark.parametrize("processes", ["2", "0"])   # 0: pages are digested in the fetch threads
+def test_a_second_pass_with_the_same_bytes_and_no_validators_is_unchanged(processes, tmp_path):
     out = tmp_path / "crawl"
     with ChangingSite() as site:
         site.set("/", page_html("home", ["/d"]))
         site.set("/d", page_html("d"))
         crawler("crawl", site.url + "/", "--out", str(out), "--delay", "0", "--quiet",
-                "--ignore-robots", "--warc")
+                "--ignore-robots", "--warc", "--processes", processes)
         crawler("recrawl", str(out), "--quiet")
         crawler("recrawl", str(out), "--quiet", "--budget", "1")
     visits = rows(out / "visits.csv")
@@ -129,6 +130,31 @@ def test_a_second_pass_with_the_same_bytes_and_no_validators_is_unchanged(tmp_pa
                  for r in ArchiveIterator(f) if r.rec_type in ("response", "revisit")]
     identical = ("revisit", "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest")
     assert kinds.count(("response", "")) == 2 and kinds.count(identical) == 3
+
+
+def test_new_links_are_queued_from_the_shallowest_level_without_a_gap(tmp_path):
+    """/ -> a -> b -> d; then / gains x (level 1) and b gains y (level 3).
+    The total queue is in level order: x is crawled at level 1; y, after
+    level 2 with no new link, is left out and counted (it crashed the crawl)."""
+    out = tmp_path / "crawl"
+    with ChangingSite() as site:
+        site.set("/", page_html("home", ["/a"]))
+        site.set("/a", page_html("a", ["/b"]))
+        site.set("/b", page_html("b", ["/d"]))
+        site.set("/d", page_html("d"))
+        crawler("crawl", site.url + "/", "--out", str(out), "--delay", "0", "--quiet",
+                "--ignore-robots", "--max-depth", "0", "--max-pages", "0")
+        site.set("/", page_html("home", ["/a", "/x"]))
+        site.set("/b", page_html("b", ["/d", "/y"]))
+        site.set("/x", page_html("x"))
+        site.set("/y", page_html("y"))
+        result = crawler("recrawl", str(out), "--quiet")
+        assert "links new to the crawl on changed pages: 1 queued, 1 not queued" in result.stdout
+        assert (len(site.requests("/x")), len(site.requests("/y"))) == (1, 0)
+    levels = {row["url"][len(site.url):]: row["level"] for row in rows(out / "index.csv")}
+    assert levels == {"/": "0", "/a": "1", "/b": "2", "/d": "3", "/x": "1"}
+    state = json.loads((out / "state" / "recrawl.json").read_text(encoding="utf-8"))
+    assert state["passes"][-1]["state"] == "done"
 
 
 def test_a_page_reached_by_a_redirect_is_asked_again_through_it(tmp_path):
@@ -244,3 +270,60 @@ def test_the_python_api_recrawls_too(tmp_path):
         recrawl(tmp_path / "c", budget="soon")
     with pytest.raises(UsageError, match="recrawl\\(\\) got an unknown option 'depth'"):
         recrawl(tmp_path / "c", depth=2)
+
+
+def home_and_a(site, out, *options):
+    """/ linking to /a, both with an ETag, crawled into out."""
+    site.set("/", page_html("home", ["/a"]), etag='"h1"')
+    site.set("/a", page_html("a"), etag='"a1"')
+    crawler("crawl", site.url + "/", "--out", str(out), "--delay", "0", "--quiet",
+            "--ignore-robots", *options)
+
+
+def killed_at(point, *args):
+    return subprocess.run([sys.executable, str(ROOT / "tests" / "killpoint.py"), point, *args],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120).returncode
+
+
+def test_killed_between_a_new_versions_record_and_its_row_the_stored_version_stands(tmp_path):
+    out = tmp_path / "crawl"
+    with ChangingSite() as site:
+        home_and_a(site, out, "--warc")
+        first = site.pages["/a"]["body"]
+        site.set("/a", page_html("a", extra="version two"), etag='"a2"')
+        assert killed_at("after-archive", "recrawl", str(out), "--quiet") == 137
+        del site.pages["/a"]   # and then the page is gone: the redo visit fails
+        crawler("recrawl", str(out), "--quiet")
+    row = next(r for r in rows(out / "index.csv") if r["url"].endswith("/a"))
+    assert (out / row["html_path"]).read_bytes() == first and row["changes"] == "0"
+    assert not list((out / "pages").glob("*.new"))
+
+
+def test_killed_between_a_new_versions_row_and_its_files_the_files_follow(tmp_path):
+    out = tmp_path / "crawl"
+    with ChangingSite() as site:
+        home_and_a(site, out)
+        site.set("/a", page_html("a", extra="version two"), etag='"a2"')
+        assert killed_at("after-row", "recrawl", str(out), "--quiet") == 137
+        asked = len(site.requests("/a"))
+        crawler("recrawl", str(out), "--quiet")
+        assert len(site.requests("/a")) == asked   # its visit was committed: not made again
+    row = next(r for r in rows(out / "index.csv") if r["url"].endswith("/a"))
+    assert (out / row["html_path"]).read_bytes() == site.pages["/a"]["body"]
+    assert row["changes"] == "1" and not list((out / "pages").glob("*.new"))
+
+
+def test_killed_while_queueing_new_links_the_next_run_queues_the_rest_and_crawls_them(tmp_path):
+    out = tmp_path / "crawl"
+    with ChangingSite() as site:
+        home_and_a(site, out)
+        site.set("/", page_html("home", ["/a", "/x", "/y"]), etag='"h2"')
+        site.set("/x", page_html("x"))
+        site.set("/y", page_html("y"))
+        assert killed_at("enqueue", "recrawl", str(out), "--quiet") == 137
+        crawler("recrawl", str(out), "--quiet")
+        assert (len(site.requests("/x")), len(site.requests("/y"))) == (1, 1)
+    levels = {row["url"][len(site.url):]: row["level"] for row in rows(out / "index.csv")}
+    assert levels == {"/": "0", "/a": "1", "/x": "1", "/y": "1"}
+    state = json.loads((out / "state" / "recrawl.json").read_text(encoding="utf-8"))
+    assert [p["state"] for p in state["passes"]] == ["done"]

@@ -103,5 +103,13 @@ def test_without_sitemaps_they_are_not_read(tmp_path):
 
 def test_a_sitemap_that_is_no_url_is_a_usage_error(tmp_path):
     result = crawl("http://127.0.0.1:9/", "--out", str(tmp_path / "x"), "--sitemap", "sitemap.xml")
-    assert result.returncode == 2 and "--sitemap: 'sitemap.xml' is not an http(s) URL" in result.stderr
+    assert result.returncode == 2 and "--sitemap: 'sitemap.xml' is not an http(s) URL" in result.stderr, result.stderr
+    assert not (tmp_path / "x").exists()
+
+
+def test_sitemaps_under_another_order_are_refused_with_one_line(tmp_path):
+    result = crawl("http://127.0.0.1:9/", "--out", str(tmp_path / "x"), "--sitemaps",
+                   "--order", "best-first", "--topic", "apple")
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
+    assert "--sitemaps and --sitemap work with --order bfs" in result.stderr
     assert not (tmp_path / "x").exists()
