@@ -212,8 +212,8 @@ class Revisits(Crawl):
         error = result.error or (visit.digest.error if visit.digest else "")
         entry = {"pass": self.pass_no, "id": row["id"], "url": row["url"],
                  "visited_at": visit.fetched_at, "outcome": outcome, "status": result.status or "",
-                 **validators(result.headers), "elapsed_ms": round(result.elapsed_ms, 1),
-                 "error": error}
+                 **validators(result.headers), "final_url": result.final_url,
+                 "elapsed_ms": round(result.elapsed_ms, 1), "error": error}
         if outcome == "changed":
             entry.update(self._new_version(row, visit))
         self._archive_visit(row, result, outcome)

@@ -80,9 +80,10 @@ def apply_visits(row: dict, visits: list[dict]) -> dict:
         if visit["outcome"] == "changed":
             row.update({name: visit[name] for name in VERSION_FIELDS})
             row["html_path"], row["text_path"] = f"pages/{row['id']}.html", f"text/{row['id']}.txt"
-        else:   # a 304 may carry fresher validators
+        else:   # a 304 may carry fresher validators, a redirect may end elsewhere now
             row["etag"] = visit["etag"] or row["etag"]
             row["last_modified"] = visit["last_modified"] or row["last_modified"]
+            row["final_url"] = visit["final_url"] or row["final_url"]
     row["visits"] = str(1 + len(answered))
     row["changes"] = str(sum(visit["outcome"] == "changed" for visit in answered))
     return row
