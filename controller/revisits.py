@@ -40,9 +40,9 @@ from pathlib import Path
 from controller import wiring
 from controller.config import CrawlConfig
 from controller.digest import Digest, DigestJob
-from controller.engine import Crawl, Visit, _row, validators
+from controller.engine import NO_VERDICT, Crawl, Visit, _row, validators
 from controller.resume import STATE_DIR
-from controller.store import INDEX_COLUMNS
+from controller.store import INDEX_COLUMNS, index_rows
 from controller.visits import ANSWERED, VisitLog, apply_visits, read_visits
 from getpage import Ask
 from textfilter.duplicates import ContentVerdict
@@ -53,7 +53,6 @@ from urllist.revisit import Budget, PageHistory, plan
 RECRAWL_FILE = "recrawl.json"
 OUTCOMES = ("not-modified", "unchanged", "changed", "failed")
 NEW = ".new"   # a new version's files wait under this suffix until its visit commits
-NO_VERDICT = ContentVerdict(None, None, None)
 
 
 @dataclass(frozen=True)
@@ -80,8 +79,7 @@ def save_state(out: Path, state: dict) -> None:
 
 def current_rows(out: Path) -> tuple[list[dict], dict[int, list[dict]]]:
     """index.csv's rows brought up to date by every visit so far, and the visits by id."""
-    with open(out / "index.csv", newline="", encoding="utf-8") as f:
-        rows = [row for row in csv.DictReader(f) if None not in row.values()]
+    rows = list(index_rows(out))
     by_id: dict[int, list[dict]] = defaultdict(list)
     for visit in read_visits(out):
         by_id[int(visit["id"])].append(visit)
@@ -158,6 +156,7 @@ class Revisits(Crawl):
         self.frontier = wiring.frontier(replace(config, order="bfs"), self._gate, None, lambda: None)
         self.frontier.push([QueuedUrl(k, row["url"], 0, None) for k, row in enumerate(self._targets)])
         self.visits = VisitLog(config.out)
+        self._visits_of_pass: list[dict] | None = None
 
     def _open_pass(self, out: Path, how: RevisitPlan) -> None:
         """The open pass (state/recrawl.json), or a new one chosen now; the
@@ -270,8 +269,7 @@ class Revisits(Crawl):
         self.journal.close()
         self.fetcher.close()
         self.trace.close()
-        counts = Counter(visit["outcome"] for visit in read_visits(self.config.out)
-                         if int(visit["pass"]) == self.pass_no)
+        counts = Counter(visit["outcome"] for visit in self._pass_visits())
         crawl_step = bool(self.open_pass.get("queue_levels"))
         summary = {"asked": len(self.open_pass["chosen"]), **{k: counts[k] for k in OUTCOMES},
                    "new_links_queued": queued, "new_links_not_queued": left,
@@ -281,9 +279,15 @@ class Revisits(Crawl):
             save_state(self.config.out, self.state)
         return {"pass": self.pass_no, **summary}
 
+    def _pass_visits(self) -> list[dict]:
+        """This pass's visit rows (read once the pass is over)."""
+        if self._visits_of_pass is None:
+            self._visits_of_pass = [visit for visit in read_visits(self.config.out)
+                                    if int(visit["pass"]) == self.pass_no]
+        return self._visits_of_pass
+
     def _changed_pages(self) -> set[int]:
-        return {int(visit["id"]) for visit in read_visits(self.config.out)
-                if visit["outcome"] == "changed" and int(visit["pass"]) == self.pass_no}
+        return {int(visit["id"]) for visit in self._pass_visits() if visit["outcome"] == "changed"}
 
     def _new_links(self) -> list[tuple[int, str, int]]:
         """(level, url, parent id) of the links changed pages hold that the

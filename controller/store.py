@@ -83,8 +83,7 @@ class PageStore:
 
     def rows(self):
         """index.csv's complete rows, as dicts."""
-        with open(self.out / "index.csv", newline="", encoding="utf-8") as f:
-            yield from (row for row in csv.DictReader(f) if None not in row.values())
+        return index_rows(self.out)
 
     def fill_in_links(self, in_links: dict[str, int], normalize=lambda url: url,
                       levels=None) -> None:
@@ -111,6 +110,12 @@ class PageStore:
             dst.flush()
             os.fsync(dst.fileno())
         os.replace(tmp, path)
+
+
+def index_rows(out: Path):
+    """The complete rows of out/index.csv, as dicts."""
+    with open(Path(out) / "index.csv", newline="", encoding="utf-8") as f:
+        yield from (row for row in csv.DictReader(f) if None not in row.values())
 
 
 def cell(value) -> str:

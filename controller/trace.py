@@ -44,20 +44,14 @@ class TraceLog:
 
     def fetch(self, level: int, page_id: int, status: int, size: int, ms: float,
               url: str, error: str = "") -> None:
-        fields = [level, page_id, status, size, round(ms), url]
-        if error:
-            fields.append(" ".join(error.split()))
-        self._line("FETCH", *fields)
+        self._line("FETCH", *_with_error([level, page_id, status, size, round(ms), url], error))
 
     def recrawl(self, pass_no: int, pages: int) -> None:
         self._line("RECRAWL", pass_no, pages)
 
     def visit(self, pass_no: int, page_id: int, status: int, outcome: str, ms: float,
               url: str, error: str = "") -> None:
-        fields = [pass_no, page_id, status, outcome, round(ms), url]
-        if error:
-            fields.append(" ".join(error.split()))
-        self._line("VISIT", *fields)
+        self._line("VISIT", *_with_error([pass_no, page_id, status, outcome, round(ms), url], error))
 
     def level(self, level: int, urls: int, new_urls: int, m: int) -> None:
         self._line("LEVEL", level, urls, new_urls, m)
@@ -72,3 +66,8 @@ class TraceLog:
         with self._lock:
             self._file.write(" ".join([utc_now(), event, *map(str, fields)]) + "\n")
             self._file.flush()
+
+
+def _with_error(fields: list, error: str) -> list:
+    """A line's fields, and its error last (on one line) if there is one."""
+    return fields + [" ".join(error.split())] if error else fields
