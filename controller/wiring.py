@@ -73,7 +73,7 @@ def frontier(config: CrawlConfig, gate: PolitenessGate, shared=None, sync_rows=N
         return RedisFrontier(shared.crawl, gate, config.workers, sync_rows)
     if config.order != "bfs":
         order = make_order(config.order, order_params(config))
-        frontier = OrderedFrontier(host_key, gate, order, config.max_depth)
+        frontier = OrderedFrontier(host_key, gate, order, config.max_depth, config.workers)
         order.bind(frontier)
         return frontier
     return HostFrontier(host_key, gate, max_ahead=AHEAD_PER_WORKER * config.workers)
