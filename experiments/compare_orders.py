@@ -43,8 +43,10 @@ importance.png, focused_harvest.png, focused_recall.png and paper.png.
     python experiments/compare_orders.py --part importance --orders bfs,opic --webs 3
     python experiments/compare_orders.py --quick               # tiny webs, seconds
 
-``--workers 1`` lets the order alone choose every fetch (with the crawler's
-8 workers on the 8-host webs each host with a queued URL is kept busy);
+``--workers 1`` fetches one page at a time; with the crawler's 8 workers
+every fetch is among the 8 best waiting URLs (the orders' default window),
+and ``--order-param best-first:window=0`` lets a free host take its own
+best whatever it scores (the work-conserving frontier);
 ``--order-param aco:rho=0.02`` keeps a value in all of an order's settings.
 """
 from __future__ import annotations
@@ -92,8 +94,10 @@ TUNING: dict[str, list[tuple[str, ...]]] = {
     "opic": [()],
     "importance": [("a=1", "b=0", "c=0"), ("a=1", "b=1", "c=1"), ("a=1", "b=0", "c=1"),
                    ("a=1", "b=0", "c=0", "pagerank_every=100")],
-    "best-first": [(f"h1={h1}", f"h2={1 - h1:g}") for h1 in (1, 0.7, 0.5, 0.3, 0)],
-    "best-n-first": [(f"h1={h1}", f"h2={1 - h1:g}", f"n={n}") for h1 in (0.7, 0.3) for n in (64, 256)],
+    "best-first": [(f"h1={h1}", f"h2={1 - h1:g}", f"resolution={r}") for h1 in (1, 0.7, 0.5, 0.3, 0)
+                   for r in (0, 0.01, 0.05)],
+    "best-n-first": [(f"h1={h1}", f"h2={1 - h1:g}", f"n={n}", f"resolution={r}") for h1 in (0.7, 0.3)
+                     for n in (64, 256) for r in (0, 0.01)],
     "shark": [(f"delta={d}", f"gamma={g}", f"threshold={t}") for d in (0.5, 0.8) for g in (0.3, 0.5, 0.8)
               for t in SHARK_THRESHOLDS],
     "aco": [(f"beta={b}", f"rho={r}", f"q0={q}", "seed=1") for b in (1, 2) for r in (0, 0.05, 0.2) for q in (0.7, 0.9)],
@@ -707,8 +711,8 @@ TUNNEL_COLUMNS = ["web_seed", "pages", "p_local", "anchor_quality", "tunnel_leng
 @click.option("--focused-pages", default=2000, show_default=True, help="Pages of each focused web.")
 @click.option("--paper-webs", default=2, show_default=True, help="Paper part: webs of PAPER_SPEC's shape.")
 @click.option("--workers", default=8, show_default=True,
-              help="The crawler's --workers. With 8 (its default) every host with a queued URL is kept busy, "
-                   "so each host gets its share of the fetches whatever the order; 1 lets the order alone choose.")
+              help="The crawler's --workers (8, its default: each fetch among the 8 best waiting URLs; "
+                   "1: one page at a time).")
 @click.option("--order-param", "fixed", multiple=True, metavar="ORDER:KEY=VALUE",
               help="Keep KEY=VALUE in every setting of ORDER, tuned or scored, in place of the grid's (repeatable).")
 @click.option("--quick", is_flag=True, help="Tiny webs and one sweep setting: a smoke run in seconds.")

@@ -285,3 +285,20 @@ def test_aco_pheromone_evaporates_for_as_long_as_the_crawl_goes_on():
     assert all(0 < w < float("inf") for w in weights)
     assert before and order.priority(1) > order.priority(2)
     assert order.choose([1, 2]) in (0, 1)
+
+
+@pytest.mark.parametrize("name", ["best-first", "best-n-first"])
+def test_best_first_takes_scores_closer_than_its_resolution_in_the_order_found(name):
+    def second_pop(params):
+        order = make_order(name, {**params, "window": "0"})   # all three handed out at once
+        frontier = OrderedFrontier(host_of, Readiness(), order)
+        order.bind(frontier)
+        frontier.push([QueuedUrl(0, "http://a/", 0, None), QueuedUrl(1, "http://b/1", 1, 0),
+                       QueuedUrl(2, "http://c/2", 1, 0), QueuedUrl(3, "http://d/3", 1, 0)])
+        assert [i.id for i in frontier.pop(1, now=0.0)] == [0]
+        # anchors of an off-topic page: scores 0.001, 0.004 (noise) and 0.2
+        order.page(frontier._queue[0], [1, 2, 3], [0.002, 0.008, 0.4], 0.0)
+        frontier.done(frontier._queue[0])
+        return [i.id for i in frontier.pop(3, now=0.0)]
+    assert second_pop({}) == [3, 1, 2]                    # the noise is a tie: found first, first
+    assert second_pop({"resolution": "0"}) == [3, 2, 1]   # every difference ranks

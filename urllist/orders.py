@@ -19,7 +19,8 @@ re-scored. Parameters come from ``--order-param KEY=VALUE``.
 - best-first: R(l) = h1*R(anchor) + h2*R(parent), the link's TF-IDF
   relevance to the topic (the target's own relevance, h3, is known only
   once it is fetched, so best-first cannot use it; aco does). A URL's score
-  is its best link's.
+  is its best link's, in steps of resolution=0.01; equal scores go in the
+  order found.
 - best-n-first: best-first whose scores are applied in batches of n pages
   (n = 256), as Pant et al.'s best-N-first.
 - shark: Shark-search (Hersovici et al.): a link inherits delta*R(parent)
@@ -222,10 +223,19 @@ class Opic(Order):
         return self.cash[item_id] - self._joined[item_id]
 
 
+LINK_WEIGHTS = {"h1": 0.5, "h2": 0.5, "h3": 0.0}   # R(l)'s, for best-first and aco
+
+
 class BestFirst(Order):
     name = "best-first"
     needs_topic = True
-    DEFAULTS = {"h1": 0.5, "h2": 0.5, "h3": 0.0}
+    # resolution: scores that differ by less are ties, and ties go in the
+    # order found. An off-topic page's TF-IDF score (0.001 against 0.003)
+    # says nothing about its links; ranked on it, the crawl wanders down
+    # random off-topic chains once the on-topic links run out, where taken
+    # in the order found it fetches the off-topic pages nearest the
+    # on-topic ones first: the way across a short off-topic chain.
+    DEFAULTS = {**LINK_WEIGHTS, "resolution": 0.01}
 
     def __init__(self, params=None) -> None:
         super().__init__(params)
@@ -259,7 +269,11 @@ class BestFirst(Order):
         self.frontier.rescore(changed)
 
     def priority(self, item_id: int) -> float:
-        return SEED_PRIORITY if self._seed(item_id) else self.score[item_id]
+        return SEED_PRIORITY if self._seed(item_id) else self._coarse(self.score[item_id])
+
+    def _coarse(self, value: float) -> float:
+        step = self.p.get("resolution", 0.0)
+        return math.floor(value / step) * step if step > 0 else value
 
 
 class BestNFirst(BestFirst):
@@ -289,7 +303,7 @@ class BestNFirst(BestFirst):
         if self._seed(item_id):
             return SEED_PRIORITY
         placed = self._placed[item_id]
-        return 0.0 if math.isnan(placed) else placed
+        return 0.0 if math.isnan(placed) else self._coarse(placed)
 
 
 class Shark(BestFirst):
@@ -321,7 +335,7 @@ class Aco(BestFirst):
     name = "aco"
     # rho 0: evaporation per page turns the crawl toward the latest-reinforced
     # path and back to breadth-first (experiments/README.md, Crawl orders)
-    DEFAULTS = {**BestFirst.DEFAULTS, "alpha": 1.0, "beta": 2.0, "rho": 0.0,
+    DEFAULTS = {**LINK_WEIGHTS, "alpha": 1.0, "beta": 2.0, "rho": 0.0,
                 "q0": 0.9, "tau0": 1.0, "seed": 0.0, "threshold": 0.0}
 
     def __init__(self, params=None) -> None:
