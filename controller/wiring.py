@@ -73,7 +73,12 @@ def frontier(config: CrawlConfig, gate: PolitenessGate, shared=None, sync_rows=N
         return RedisFrontier(shared.crawl, gate, config.workers, sync_rows)
     if config.order != "bfs":
         order = make_order(config.order, order_params(config))
-        frontier = OrderedFrontier(host_key, gate, order, config.max_depth, config.workers)
+        # Under a page budget the order decides what is in it, so every fetch
+        # is among the --workers best; without one every page is fetched
+        # anyway, and a free host never waits (twice as fast on 40 hosts
+        # with a delay: benchmarks/RESULTS.md, "Crawl orders: the window").
+        window = config.workers if config.max_pages else 0
+        frontier = OrderedFrontier(host_key, gate, order, config.max_depth, window)
         order.bind(frontier)
         return frontier
     return HostFrontier(host_key, gate, max_ahead=AHEAD_PER_WORKER * config.workers)

@@ -243,11 +243,11 @@ def test_a_crawl_in_another_order_is_not_resumed_and_says_so(demo_server, tmp_pa
 
 
 def test_with_a_window_a_free_host_waits_rather_than_spend_the_budget_on_a_poor_url():
-    def frontier_with(window, workers=1):
+    def frontier_with(window, default=1):
         order = Fixed()
         order.p = {"window": window}
         ready = Readiness()
-        frontier = OrderedFrontier(host_of, ready, order, workers=workers)
+        frontier = OrderedFrontier(host_of, ready, order, default_window=default)
         order.value = {0: 9.0, 1: 8.0, 2: 1.0}
         frontier.push([QueuedUrl(0, "http://a/0", 0, None), QueuedUrl(1, "http://a/1", 0, None),
                        QueuedUrl(2, "http://b/2", 0, None)])
@@ -261,13 +261,18 @@ def test_with_a_window_a_free_host_waits_rather_than_spend_the_budget_on_a_poor_
     assert [i.id for i in frontier.pop(3, now=0.0)] == [1, 2]   # 2 is among the two best now
     frontier, _ = frontier_with(window=0)
     assert [i.id for i in frontier.pop(3, now=0.0)] == [0, 2]   # work-conserving
-    frontier, _ = frontier_with(window=-1, workers=2)            # the default: --workers
+    frontier, _ = frontier_with(window=-1, default=2)            # the crawl's default
     assert [i.id for i in frontier.pop(3, now=0.0)] == [0]
     assert frontier.order.p["window"] == 2.0                     # what stats.json shows
 
 
-def test_every_order_but_bfs_hands_out_only_the_workers_best_by_default():
+def test_every_order_but_bfs_hands_out_only_the_workers_best_under_a_page_budget(demo_server, tmp_path):
     assert all(make_order(name, {}).p["window"] == -1 for name in NAMES if name != "bfs")
+    for budget, window in ((5, 3.0), (0, 0.0)):   # without a budget every page is fetched anyway
+        out = tmp_path / str(budget)
+        crawl([demo_server.url], out, "opic", delay=0, max_pages=budget, workers=3)
+        stats = json.loads((out / "stats.json").read_text(encoding="utf-8"))
+        assert stats["order"]["params"]["window"] == window
 
 
 def test_aco_pheromone_evaporates_for_as_long_as_the_crawl_goes_on():

@@ -40,7 +40,7 @@ class OrderedFrontier(TotalQueue):
     loop alone calls it."""
 
     def __init__(self, host_of: Callable[[str], str], readiness: Readiness, order,
-                 max_depth: int = 0, workers: int = 1) -> None:
+                 max_depth: int = 0, default_window: int = 1) -> None:
         self._host_of = host_of
         self._readiness = readiness
         self.order = order
@@ -63,7 +63,7 @@ class OrderedFrontier(TotalQueue):
         self._seq = 0
         self._open = 0                             # queued (not deferred) and not done
         self.corrections = 0                       # levels lowered after a URL was found
-        self._window = window_of(order, workers)
+        self._window = window_of(order, default_window)
 
     # -- the total queue ----------------------------------------------------
     @property
@@ -300,12 +300,12 @@ class OrderedFrontier(TotalQueue):
         return self._open == 0
 
 
-def window_of(order, workers: int) -> int:
-    """The order's window=K, -1 read as the crawl's fetch threads (and
-    written back, so stats.json shows what the crawl used)."""
+def window_of(order, default: int) -> int:
+    """The order's window=K, -1 read as ``default`` (and written back, so
+    stats.json shows what the crawl used)."""
     params = getattr(order, "p", {})
     window = int(params.get("window", 0))
     if window < 0:
-        window = workers
+        window = default
         params["window"] = float(window)
     return window

@@ -50,10 +50,11 @@ TAU_MIN = 1e-9        # aco: no link's pheromone falls below tau0 * this (MAX-MI
 # Every order's: window=K hands out only URLs among the K best waiting, so
 # that a page budget is not spent on poor URLs of hosts that happen to be
 # free while the best ones wait for theirs (0: never leave a ready host idle).
-# The default, -1, is the crawl's --workers: with every fetch thread on one
-# of the K best, the order decides which URL and politeness only when; a
-# work-conserving frontier lets politeness decide which too (with 8 workers
-# and 8 hosts, each host's best goes whatever it scores).
+# The default, -1, is the crawl's --workers under a page budget (with every
+# fetch thread on one of the K best, the order decides which URL and
+# politeness only when; a work-conserving frontier lets politeness decide
+# which too: with 8 workers and 8 hosts, each host's best goes whatever it
+# scores), and 0 without one, when every page is fetched anyway.
 COMMON = {"window": -1.0}
 
 
