@@ -19,8 +19,8 @@ re-scored. Parameters come from ``--order-param KEY=VALUE``.
 - best-first: R(l) = h1*R(anchor) + h2*R(parent), the link's TF-IDF
   relevance to the topic (the target's own relevance, h3, is known only
   once it is fetched, so best-first cannot use it; aco does). A URL's score
-  is its best link's, in steps of resolution=0.01; equal scores go in the
-  order found.
+  is its best link's, in steps of resolution=0.01; equal scores go roughly
+  in the order found (on a host: fewest re-scorings, then first found).
 - best-n-first: best-first whose scores are applied in batches of n pages
   (n = 256), as Pant et al.'s best-N-first.
 - shark: Shark-search (Hersovici et al.): a link inherits delta*R(parent)
@@ -47,7 +47,8 @@ from urllist.queued import QueuedUrl
 
 SEED_PRIORITY = 1e9   # seeds first, in every order
 TAU_MIN = 1e-9        # aco: no link's pheromone falls below tau0 * this (MAX-MIN ant system's floor)
-# Every order's: window=K hands out only URLs among the K best waiting, so
+# Every order's: window=K hands out only URLs among the K best not yet
+# recorded (waiting or being fetched; aco's exploring draws aside), so
 # that a page budget is not spent on poor URLs of hosts that happen to be
 # free while the best ones wait for theirs (0: never leave a ready host idle).
 # The default, -1, is the crawl's --workers under a page budget (with every
@@ -230,8 +231,8 @@ LINK_WEIGHTS = {"h1": 0.5, "h2": 0.5, "h3": 0.0}   # R(l)'s, for best-first and 
 class BestFirst(Order):
     name = "best-first"
     needs_topic = True
-    # resolution: scores that differ by less are ties, and ties go in the
-    # order found. An off-topic page's TF-IDF score (0.001 against 0.003)
+    # resolution: scores in one step of it are ties, and ties go roughly in
+    # the order found. An off-topic page's TF-IDF score (0.001 against 0.003)
     # says nothing about its links; ranked on it, the crawl wanders down
     # random off-topic chains once the on-topic links run out, where taken
     # in the order found it fetches the off-topic pages nearest the
