@@ -10,7 +10,8 @@ import click
 
 from controller.cli import EXIT_INTERRUPTED, Progress, make_config, run_crawl, stop_signals
 from controller.config import CrawlConfig
-from controller.revisits import OUTCOMES, RevisitPlan, Revisits, recrawl_state, save_state
+from controller.revisits import OUTCOMES, RevisitPlan, Revisits
+from controller.visits import recrawl_state, save_state
 from controller.resume import SETTINGS_FILE, STATE_DIR
 from controller.store import OutputError
 from urllist.revisit import POLICIES, Budget

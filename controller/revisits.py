@@ -30,7 +30,6 @@ state/recrawl.json (the passes' summaries).
 from __future__ import annotations
 
 import csv
-import json
 import os
 from collections import Counter, defaultdict
 from dataclasses import dataclass, replace
@@ -41,16 +40,14 @@ from controller import wiring
 from controller.config import CrawlConfig
 from controller.digest import Digest, DigestJob
 from controller.engine import NO_VERDICT, Crawl, Visit, _row, validators
-from controller.resume import STATE_DIR
 from controller.store import INDEX_COLUMNS, index_rows
-from controller.visits import ANSWERED, VisitLog, apply_visits, read_visits
+from controller.visits import ANSWERED, VisitLog, apply_visits, read_visits, recrawl_state, save_state
 from getpage import Ask
 from textfilter.duplicates import ContentVerdict
 from textfilter.fingerprint import body_md5
 from urllist import QueuedUrl
 from urllist.revisit import Budget, PageHistory, plan
 
-RECRAWL_FILE = "recrawl.json"
 OUTCOMES = ("not-modified", "unchanged", "changed", "failed")
 NEW = ".new"   # a new version's files wait under this suffix until its visit commits
 
@@ -63,18 +60,6 @@ class RevisitPlan:
     min_interval: float = 0.0
     max_interval: float = float("inf")
     max_rate: float | None = None
-
-
-def recrawl_state(out: Path) -> dict:
-    path = out / STATE_DIR / RECRAWL_FILE
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"passes": []}
-
-
-def save_state(out: Path, state: dict) -> None:
-    path = out / STATE_DIR / RECRAWL_FILE
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(state, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def current_rows(out: Path) -> tuple[list[dict], dict[int, list[dict]]]:
@@ -218,7 +203,8 @@ class Revisits(Crawl):
         self._archive_visit(row, result, outcome)
         self.visits.add(entry)
         if visit.digest is not None and visit.digest.html_path:
-            _put_in_place(self.config.out, visit.digest, keep=outcome == "changed")
+            _put_in_place((self.config.out / visit.digest.html_path, self.config.out / visit.digest.text_path),
+                          keep=outcome == "changed")
         self.trace.visit(self.pass_no, int(row["id"]), result.status, outcome, result.elapsed_ms,
                          row["url"], error)
         self.frontier.done(item)
@@ -362,14 +348,14 @@ def _new_bytes(row: dict, visit: Visit) -> bool:
     return body_md5(visit.result.body) != row["body_md5"]
 
 
-def _put_in_place(out: Path, digest: Digest, keep: bool) -> None:
-    """A new version's files from NEW to their names once its row is written
-    (or dropped: the same bytes, digested in a fetch thread all the same)."""
-    for path in (digest.html_path, digest.text_path):
-        if keep:
-            os.replace(out / path, out / path.removesuffix(NEW))
+def _put_in_place(paths, keep: bool) -> None:
+    """A new version's files from NEW to their names once its row is written,
+    or dropped (same bytes after all, or a visit a kill left uncommitted)."""
+    for path in paths:
+        if keep and path.exists():
+            os.replace(path, path.with_name(path.name.removesuffix(NEW)))
         else:
-            (out / path).unlink(missing_ok=True)
+            path.unlink(missing_ok=True)
 
 
 def _settle_new_versions(out: Path, visits: dict[int, list[dict]]) -> None:
@@ -380,11 +366,7 @@ def _settle_new_versions(out: Path, visits: dict[int, list[dict]]) -> None:
         new_text = out / "text" / f"{page_id}.txt{NEW}"
         changed = [v for v in visits.get(page_id, []) if v["outcome"] == "changed"]
         committed = bool(changed) and changed[-1]["body_md5"] == body_md5(new_html.read_bytes())
-        for path in (new_html, new_text):
-            if committed and path.exists():
-                os.replace(path, path.with_name(path.name.removesuffix(NEW)))
-            else:
-                path.unlink(missing_ok=True)
+        _put_in_place((new_html, new_text), keep=committed)
     for orphan in (out / "text").glob(f"*{NEW}"):
         orphan.unlink()
 

@@ -15,13 +15,16 @@ error, a non-HTML answer, a 4xx/5xx; the stored version stays).
 from __future__ import annotations
 
 import csv
+import json
 import os
 from pathlib import Path
 
+from controller.resume import STATE_DIR
 from controller.store import cell
 from urllist.journal import cut_torn_line
 
 VISITS_FILE = "visits.csv"
+RECRAWL_FILE = "recrawl.json"   # under state/: the recrawl passes, the open one's pages
 VISIT_COLUMNS = (
     "pass", "id", "url", "visited_at", "outcome", "status", "etag", "last_modified",
     "final_url", "content_type", "encoding", "bytes", "text_chars", "filtered_ratio",
@@ -87,3 +90,15 @@ def apply_visits(row: dict, visits: list[dict]) -> dict:
     row["visits"] = str(1 + len(answered))
     row["changes"] = str(sum(visit["outcome"] == "changed" for visit in answered))
     return row
+
+
+def recrawl_state(out: Path) -> dict:
+    path = Path(out) / STATE_DIR / RECRAWL_FILE
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"passes": []}
+
+
+def save_state(out: Path, state: dict) -> None:
+    path = Path(out) / STATE_DIR / RECRAWL_FILE
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(state, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)

@@ -75,8 +75,8 @@ def frontier(config: CrawlConfig, gate: PolitenessGate, shared=None, sync_rows=N
         order = make_order(config.order, order_params(config))
         # Under a page budget the order decides what is in it, so every fetch
         # is among the --workers best; without one every page is fetched
-        # anyway, and a free host never waits (twice as fast on 40 hosts
-        # with a delay: benchmarks/RESULTS.md, "Crawl orders: the window").
+        # anyway, and a free host never waits (what the window costs in time:
+        # benchmarks/RESULTS.md, "Crawl orders: the window").
         window = config.workers if config.max_pages else 0
         frontier = OrderedFrontier(host_key, gate, order, config.max_depth, window)
         order.bind(frontier)

@@ -44,7 +44,8 @@ importance.png, focused_harvest.png, focused_recall.png and paper.png.
     python experiments/compare_orders.py --quick               # tiny webs, seconds
 
 ``--workers 1`` fetches one page at a time; with the crawler's 8 workers
-every fetch is among the 8 best waiting URLs (the orders' default window),
+every fetch is among the 8 best URLs not yet recorded (the orders' default
+window under a page budget; aco's exploring draws aside),
 and ``--order-param best-first:window=0`` lets a free host take its own
 best whatever it scores (the work-conserving frontier);
 ``--order-param aco:rho=0.02`` keeps a value in all of an order's settings.
@@ -711,7 +712,7 @@ TUNNEL_COLUMNS = ["web_seed", "pages", "p_local", "anchor_quality", "tunnel_leng
 @click.option("--focused-pages", default=2000, show_default=True, help="Pages of each focused web.")
 @click.option("--paper-webs", default=2, show_default=True, help="Paper part: webs of PAPER_SPEC's shape.")
 @click.option("--workers", default=8, show_default=True,
-              help="The crawler's --workers (8, its default: each fetch among the 8 best waiting URLs; "
+              help="The crawler's --workers (8, its default: each fetch among the 8 best URLs not yet recorded; "
                    "1: one page at a time).")
 @click.option("--order-param", "fixed", multiple=True, metavar="ORDER:KEY=VALUE",
               help="Keep KEY=VALUE in every setting of ORDER, tuned or scored, in place of the grid's (repeatable).")

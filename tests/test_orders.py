@@ -293,7 +293,7 @@ def test_aco_pheromone_evaporates_for_as_long_as_the_crawl_goes_on():
 
 
 @pytest.mark.parametrize("name", ["best-first", "best-n-first"])
-def test_best_first_takes_scores_closer_than_its_resolution_in_the_order_found(name):
+def test_best_first_takes_scores_in_one_resolution_step_in_the_order_found(name):
     def second_pop(params):
         order = make_order(name, {**params, "window": "0"})   # all three handed out at once
         frontier = OrderedFrontier(host_of, Readiness(), order)

@@ -26,6 +26,7 @@ from pathlib import Path
 from controller.lock import holder
 from controller.readers.files import CrawlFiles, PageRow, ReportError, Run, read_files
 from controller.resume import lock_path
+from controller.visits import recrawl_state
 from controller.readers.tables import Table
 
 __all__ = ["Report", "ReportError", "build_report", "render_report", "sections",
@@ -309,8 +310,8 @@ def build_report(crawl_dir: Path, *, top: int = TOP_LINKS) -> Report:
 def _recrawls(crawl_dir: Path) -> tuple[dict, ...]:
     """The passes of crawler recrawl (controller/revisits.py writes them), without the page lists."""
     try:
-        state = json.loads((crawl_dir / "state" / "recrawl.json").read_text(encoding="utf-8"))
-        return tuple({k: v for k, v in p.items() if k != "chosen"} for p in state["passes"])
+        passes = recrawl_state(crawl_dir)["passes"]
+        return tuple({k: v for k, v in p.items() if k != "chosen"} for p in passes)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return ()
 
