@@ -284,6 +284,7 @@ def test_a_worker_stopped_past_its_lease_is_fenced_and_says_so(clean_logs, tmp_p
     dirs = [tmp_path / f"w{k}" for k in range(2)]
     procs, slow = two_workers(roots, redis_server.url, dirs, lease=3, name="slow", rows=3)
     stop_while_holding(slow, "slow", redis_server.url, procs)
+    held = {site_and_path(roots, url) for url in held_urls(redis_server.url, "slow")}
     wait_for(lambda: "slow" not in {w["worker"] for w in status_of(redis_server.url)["workers"]},
              procs)
     resumed = time.monotonic()   # the servers' logs use this clock
@@ -298,13 +299,20 @@ def test_a_worker_stopped_past_its_lease_is_fenced_and_says_so(clean_logs, tmp_p
     assert {r["url"]: int(r["level"]) for r in rows} == truth(roots)
     # A request the slow worker was stopped in the middle of sending leaves
     # when it runs on: fencing refuses all it does next, but cannot recall
-    # that one (README, what it does not do). So per host at most one short
-    # gap, and only one that ends while the slow worker was finishing (or
-    # within a delay of that).
-    for log in logs:
-        times = sorted(r.time for r in log.snapshot())
-        short = [b for a, b in zip(times, times[1:]) if b - a < SERVER_SIDE * 0.2]
-        assert len(short) <= 1 and all(resumed <= b <= ended + 0.2 for b in short), short
+    # that one (README, what it does not do). So per host the gaps are polite
+    # but for at most one request, for a URL the slow worker held, sent while
+    # it was finishing; landing between two polite requests it makes two
+    # short gaps, one on each side.
+    for k, log in enumerate(logs):
+        records = sorted(log.snapshot(), key=lambda r: r.time)
+        strays = [None] + [r for r in records
+                           if (k, r.path) in held and resumed <= r.time <= ended]
+        assert any(polite([r.time for r in records if r is not stray], SERVER_SIDE * 0.2)
+                   for stray in strays), (k, [r.time for r in records], resumed, ended)
+
+
+def polite(times: list[float], gap: float) -> bool:
+    return all(b - a >= gap for a, b in zip(times, times[1:]))
 
 
 def test_redis_killed_and_restarted_loses_nothing_acknowledged(clean_logs, tmp_path):
