@@ -33,6 +33,7 @@ import csv
 import os
 from collections import Counter, defaultdict
 from dataclasses import dataclass, replace
+from functools import cached_property
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -141,7 +142,6 @@ class Revisits(Crawl):
         self.frontier = wiring.frontier(replace(config, order="bfs"), self._gate, None, lambda: None)
         self.frontier.push([QueuedUrl(k, row["url"], 0, None) for k, row in enumerate(self._targets)])
         self.visits = VisitLog(config.out)
-        self._visits_of_pass: list[dict] | None = None
 
     def _open_pass(self, out: Path, how: RevisitPlan) -> None:
         """The open pass (state/recrawl.json), or a new one chosen now; the
@@ -255,7 +255,7 @@ class Revisits(Crawl):
         self.journal.close()
         self.fetcher.close()
         self.trace.close()
-        counts = Counter(visit["outcome"] for visit in self._pass_visits())
+        counts = Counter(visit["outcome"] for visit in self._pass_visits)
         crawl_step = bool(self.open_pass.get("queue_levels"))
         summary = {"asked": len(self.open_pass["chosen"]), **{k: counts[k] for k in OUTCOMES},
                    "new_links_queued": queued, "new_links_not_queued": left,
@@ -265,15 +265,13 @@ class Revisits(Crawl):
             save_state(self.config.out, self.state)
         return {"pass": self.pass_no, **summary}
 
+    @cached_property
     def _pass_visits(self) -> list[dict]:
         """This pass's visit rows (read once the pass is over)."""
-        if self._visits_of_pass is None:
-            self._visits_of_pass = [visit for visit in read_visits(self.config.out)
-                                    if int(visit["pass"]) == self.pass_no]
-        return self._visits_of_pass
+        return [visit for visit in read_visits(self.config.out) if int(visit["pass"]) == self.pass_no]
 
     def _changed_pages(self) -> set[int]:
-        return {int(visit["id"]) for visit in self._pass_visits() if visit["outcome"] == "changed"}
+        return {int(visit["id"]) for visit in self._pass_visits if visit["outcome"] == "changed"}
 
     def _new_links(self) -> list[tuple[int, str, int]]:
         """(level, url, parent id) of the links changed pages hold that the
