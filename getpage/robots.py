@@ -19,7 +19,15 @@ apply when its user-agent is a prefix of ours ("User-agent: bfs" would
 catch "bfsbot"), whereas the RFC matches the product token exactly, case
 insensitively, and falls back to the "*" group otherwise. Every user-agent
 line is therefore rewritten to either our own token, "*", or a name that
-can never match.
+can never match. And protego ends a group's run of user-agent lines at any
+other line (an unknown record, a Crawl-delay), where RFC 9309 §2.2.4 says
+records other than user-agent, allow and disallow must not change how those
+are read: the allow and disallow rules are therefore parsed from the text
+without the other records found inside a run of user-agent lines, so the
+run stays one group. Crawl-delay and Sitemap, records the RFC does not
+define, are read from the text as written, a Crawl-delay belonging to the
+user-agent lines above it as the crawlers that defined it read it (a
+"User-agent: otherbot / Crawl-delay: 10" group does not slow this crawler).
 """
 from __future__ import annotations
 
@@ -49,6 +57,11 @@ _TOKEN = re.compile(r"[A-Za-z_-]+")
 _USER_AGENT_LINE = re.compile(
     r"^(\s*user[-\s]?agent)(\s*:\s*|\s+)([^#]*)(.*)$", re.IGNORECASE | re.DOTALL
 )
+# An allow or disallow line (with the typos of "disallow" that Google's
+# parser and protego both accept): the lines that end a run of user-agent
+# lines (RFC 9309 §2.1).
+_RULE_LINE = re.compile(r"^\s*(allow|disallow|dissallow|dissalow|disalow|diasllow|disallaw)\s*(:|\s)",
+                        re.IGNORECASE)
 # A user-agent name protego can never find inside a product token, because
 # tokens have no digits or dots; groups for other crawlers get this name.
 _OTHER_AGENT = "0.other-crawler"
@@ -143,12 +156,13 @@ class RobotsRules:
 def parse_robots(text: str, token: str) -> RobotsRules:
     """Rules for the crawler whose product token is ``token``, from robots.txt text."""
     token = token.lower()
-    parser = Protego.parse(_rewrite_user_agents(text, token))
+    parser = Protego.parse(_rewrite_user_agents(text, token, rfc_groups=True))
     # protego memoises group matching and indexes rules on first use; doing
     # that here, once, makes later concurrent queries read-only.
     parser.can_fetch("/", token)
-    return RobotsRules("parsed", token, parser.crawl_delay(token), parser, text=text,
-                       sitemaps=tuple(dict.fromkeys(parser.sitemaps)))
+    records = Protego.parse(_rewrite_user_agents(text, token, rfc_groups=False))
+    return RobotsRules("parsed", token, records.crawl_delay(token), parser, text=text,
+                       sitemaps=tuple(dict.fromkeys(records.sitemaps)))
 
 
 def rules_for_response(status: int, body: bytes, token: str) -> RobotsRules:
@@ -173,8 +187,22 @@ def _robots_text(body: bytes) -> str:
     return body.decode("utf-8", errors="replace").removeprefix("\ufeff")
 
 
-def _rewrite_user_agents(text: str, token: str) -> str:
-    return "\n".join(_rewrite_line(line, token) for line in text.splitlines())
+def _rewrite_user_agents(text: str, token: str, *, rfc_groups: bool) -> str:
+    """The text protego reads: user-agent lines rewritten (``_rewrite_line``);
+    with ``rfc_groups``, lines other than allow and disallow found inside a
+    run of user-agent lines dropped, so that protego sees the run whole."""
+    lines: list[str] = []
+    in_agents = False
+    for line in text.splitlines():
+        if _USER_AGENT_LINE.match(line):
+            lines.append(_rewrite_line(line, token))
+            in_agents = True
+        elif rfc_groups and in_agents and not _RULE_LINE.match(line):
+            continue
+        else:
+            lines.append(line)
+            in_agents = in_agents and not line.split("#", 1)[0].strip()
+    return "\n".join(lines)
 
 
 def _rewrite_line(line: str, token: str) -> str:
