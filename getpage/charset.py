@@ -7,9 +7,12 @@ The order of evidence follows the WHATWG HTML and Encoding standards:
 
 1. a byte order mark (UTF-8, UTF-16LE, UTF-16BE);
 2. the ``charset`` parameter of the HTTP Content-Type header;
-3. a ``<meta charset=...>`` or ``<meta http-equiv="Content-Type"
-   content="...; charset=...">`` (``find_meta_charset``: the first
-   1024 bytes and the rest of the ``<head>``);
+3. what the page declares in its first bytes, found by the HTML
+   Standard's prescan (``getpage.prescan``): a ``<meta charset=...>`` or
+   ``<meta http-equiv="Content-Type" content="...; charset=...">`` in the
+   first 1024 bytes (a label the Encoding Standard does not know is
+   skipped and the scan goes on), then, the crawler's own step, a
+   ``<meta>`` later in the ``<head>``, then an ``<?xml ... encoding=...?>``;
 4. detection: strict UTF-8 first, then chardet, restricted to the
    encodings web pages are written in, with windows-1252 preferred for
    Western Latin text (``detect_codec``);
@@ -19,11 +22,12 @@ The BOM comes before the header because that is what browsers do (the
 Encoding Standard's "decode" lets a BOM override any label): a BOM is
 almost never wrong, while a server-wide default charset often is.
 
-Labels map the way browsers map them, which is not always the way Python
-does: ``gb2312`` pages are really GBK (decoded here with gb18030, its
-superset), ``iso-8859-1`` pages are really windows-1252, ``shift_jis``
-pages are really Microsoft's cp932, and so on. A label nobody knows is
-ignored and the next step decides.
+Labels map the way browsers map them, by the Encoding Standard's table
+of labels, which is not always the way Python does: ``gb2312`` pages are
+really GBK (decoded here with gb18030, its superset), ``iso-8859-1`` pages
+are really windows-1252, ``shift_jis`` pages are really Microsoft's cp932,
+and so on. A label the table does not have (``utf-32``, ``utf-7``,
+``latin-1``) is ignored and the next step decides.
 
 The codec name returned (``FetchResult.encoding``, the ``encoding`` column
 of index.csv) is Python's canonical name of the codec the text was decoded
@@ -34,9 +38,8 @@ from __future__ import annotations
 import codecs
 import re
 
-# The HTML standard's prescan reads this many bytes; a <meta> later in the
-# <head> is honoured too (see find_meta_charset).
-META_PRESCAN_BYTES = 1024
+from .prescan import declared_encoding, find_meta, get_encoding
+
 # Enough text for detection to be confident, small enough to keep it cheap
 # on large pages (detection's cost grows with its input).
 DETECT_BYTES = 64 * 1024
@@ -52,67 +55,29 @@ _BOMS = (
     (codecs.BOM_UTF16_BE, "utf-16-be"),
 )
 
-# Labels whose browser meaning differs from Python's, from the WHATWG
-# Encoding Standard's table of labels.
-_BROWSER_LABELS = {
-    **dict.fromkeys(
-        ("gb2312", "gbk", "x-gbk", "chinese", "csgb2312", "csiso58gb231280",
-         "gb_2312", "gb_2312-80", "iso-ir-58", "gb18030", "cp936", "ms936",
-         "windows-936"),
-        "gb18030",
-    ),
-    **dict.fromkeys(
-        ("big5", "big5-hkscs", "cn-big5", "csbig5", "x-x-big5", "cp950"),
-        "big5hkscs",
-    ),
-    **dict.fromkeys(
-        ("shift_jis", "shift-jis", "sjis", "x-sjis", "ms_kanji", "csshiftjis",
-         "ms932", "windows-31j", "cp932"),
-        "cp932",
-    ),
-    **dict.fromkeys(
-        ("iso-8859-1", "iso8859-1", "iso_8859-1", "iso88591", "latin1", "l1",
-         "cp819", "ibm819", "csisolatin1", "iso-ir-100", "us-ascii", "ascii",
-         "ansi_x3.4-1968", "windows-1252", "cp1252", "x-cp1252"),
-        "cp1252",
-    ),
-    **dict.fromkeys(
-        ("euc-kr", "ks_c_5601-1987", "ks_c_5601-1989", "ksc5601", "ksc_5601",
-         "korean", "csksc56011987", "iso-ir-149", "windows-949", "cp949"),
-        "cp949",
-    ),
-    **dict.fromkeys(
-        ("iso-8859-9", "iso8859-9", "latin5", "l5", "windows-1254", "cp1254"),
-        "cp1254",
-    ),
-    **dict.fromkeys(
-        ("tis-620", "iso-8859-11", "iso8859-11", "windows-874", "dos-874"),
-        "cp874",
-    ),
-    **dict.fromkeys(("iso-8859-8-i", "iso_8859-8-i", "csiso88598i", "logical", "visual",
-                     "iso-8859-8", "iso8859-8", "iso_8859-8", "hebrew", "csisolatinhebrew"), "iso8859-8"),
-    **dict.fromkeys(("koi8-ru", "koi8-u"), "koi8-u"),
-    **dict.fromkeys(("macintosh", "mac", "x-mac-roman", "csmacintosh"), "mac-roman"),
-    "x-mac-cyrillic": "mac-cyrillic", "x-mac-ukrainian": "mac-cyrillic",
-    **dict.fromkeys(("utf-16", "utf-16le"), "utf-16-le"),
-    "utf-16be": "utf-16-be",
+# The Encoding Standard's encodings (by their names in its label table,
+# which webencodings carries) and the Python codec each is decoded with.
+# GBK is decoded as gb18030, its superset, as the standard's GBK decoder
+# does; Big5 as big5hkscs, Shift_JIS as cp932, EUC-KR as cp949, the
+# Microsoft supersets the standard's decoders are.
+_PYTHON_CODECS = {
+    "utf-8": "utf-8", "ibm866": "cp866", "koi8-r": "koi8-r", "koi8-u": "koi8-u",
+    **{f"iso-8859-{n}": f"iso8859-{n}" for n in (2, 3, 4, 5, 6, 7, 8, 10, 13, 14, 15, 16)},
+    "iso-8859-8-i": "iso8859-8", "macintosh": "mac-roman", "x-mac-cyrillic": "mac-cyrillic",
+    "windows-874": "cp874", **{f"windows-{n}": f"cp{n}" for n in range(1250, 1259)},
+    "gbk": "gb18030", "gb18030": "gb18030", "big5": "big5hkscs", "euc-jp": "euc_jp",
+    "iso-2022-jp": "iso2022_jp", "shift_jis": "cp932", "euc-kr": "cp949",
+    "utf-16be": "utf-16-be", "utf-16le": "utf-16-le",
 }
-# Labels browsers refuse: UTF-7 enables script injection, and the others
-# are not text encodings a page can be written in.
-_REFUSED_LABELS = frozenset({"utf-7", "unicode-1-1-utf-7", "x-user-defined", "replacement"})
+# Encodings of the standard that no page is decoded with here: "replacement"
+# (the labels of ISO-2022-KR, HZ and other encodings browsers refuse, which a
+# browser decodes as one U+FFFD: nothing a crawler can use) and
+# x-user-defined (binary data in disguise; in a <meta> the prescan turns it
+# into windows-1252). A label of theirs counts as unknown.
+_ASCII_WHITESPACE = "\t\n\x0c\r "
 
 _CHARSET_PARAM = re.compile(r"""charset\s*=\s*["']?\s*([^"';\s]+)""", re.IGNORECASE)
 
-# The tokens find_meta_charset reads: a comment, a tag (name and the rest up
-# to ">"), or markup that is neither (<!DOCTYPE ...>, </ ...>, <?xml ...?>).
-_MARKUP = re.compile(rb"<!--.*?-->|<(/?)([A-Za-z][^\s/>]*)([^>]*)>|<[!/?][^>]*>", re.DOTALL)
-_ATTRIBUTE = re.compile(rb"""([^\s"'=/>]+)(?:\s*=\s*("[^"]*"|'[^']*'|[^\s>]+))?""")
-# Tags allowed in <head> (as Blink lists them): the scan goes on past the
-# prescan's 1024 bytes only while every tag seen is one of these.
-_HEAD_TAGS = frozenset({b"html", b"head", b"meta", b"link", b"script", b"noscript", b"style", b"title",
-                        b"base", b"object"})
-# Elements whose content is text, not markup: a "<meta" inside them is not a tag.
-_RAW_TEXT = frozenset({b"script", b"style", b"title", b"noscript", b"textarea", b"xmp"})
 # Latin code pages the detector may prefer over windows-1252 on short or
 # ambiguous text (the WESTERN_MARGIN rule).
 _LATIN = frozenset({"cp1250", "iso8859-2", "cp1254", "cp1257", "iso8859-13", "iso8859-15", "cp1258"})
@@ -180,75 +145,49 @@ def header_charset(content_type: str) -> str:
 
 
 def codec_for_label(label: str) -> str | None:
-    """Python codec name for an encoding label as a browser reads it.
+    """Python codec name for an encoding label as a browser reads it: the
+    Encoding Standard's table of labels.
 
-    None for an empty, unknown or refused label, so the caller moves on to
-    the next piece of evidence.
+    None for an empty or unknown label, and for the labels of
+    "replacement" and x-user-defined (see _PYTHON_CODECS), so the caller
+    moves on to the next piece of evidence.
     """
-    label = label.strip().strip("\"'").lower()
-    if not label or label in _REFUSED_LABELS:
-        return None
-    name = _BROWSER_LABELS.get(label, label)
-    try:
-        # Decoding a byte raises LookupError for unknown codecs and for
-        # codecs that are not text encodings (base64, rot13 ...).
-        b"a".decode(name, errors="ignore")
-    except LookupError:
-        return None
-    return codecs.lookup(name).name
+    return _python_codec(get_encoding(label.strip().strip("\"'")))
 
 
 def meta_codec(body: bytes) -> str | None:
-    """The codec a page's ``<meta>`` declares, or None."""
-    codec = codec_for_label(find_meta_charset(body))
-    # A page whose <meta> could be read as ASCII is not UTF-16, whatever it
-    # claims; the HTML standard says to read it as UTF-8.
-    if codec and codec.startswith("utf-16"):
-        return "utf-8"
-    return codec
+    """The codec a page declares in its first bytes (``getpage.prescan``):
+    the HTML Standard's prescan, with the crawler's scan of the rest of the
+    ``<head>`` before its XML declaration step."""
+    encoding = declared_encoding(body)
+    # An XML declaration naming x-user-defined is read as the prescan reads
+    # a <meta> naming it.
+    return _python_codec("windows-1252" if encoding == "x-user-defined" else encoding)
 
 
 def find_meta_charset(body: bytes) -> str:
-    """The charset label of the first ``<meta>`` that declares one, or "".
-
-    Read the way Blink reads it: every tag in the first 1024 bytes (the
-    HTML standard's prescan), and after them, as long as only tags allowed
-    in ``<head>`` were seen. The standard itself honours a later ``<meta>``
-    by decoding the page again ("change the encoding"); scanning the head
-    gives a crawler the same answer without a second parse, and pages with
-    long heads (inline styles, scripts, social-media tags) put their
-    ``<meta charset>`` past the first KiB. Comments and the content of
-    ``<script>``, ``<style>``, ``<title>`` ... are skipped, so a "<meta" in
-    them is not read.
-    """
-    position, in_head = 0, True
-    while (token := _MARKUP.search(body, position)) is not None:
-        if not in_head and token.start() >= META_PRESCAN_BYTES:
-            return ""
-        position = token.end()
-        closing, name = token.group(1), (token.group(2) or b"").lower()
-        if name == b"meta" and not closing and (label := _meta_label(token.group(3))):
-            return label
-        if name in _RAW_TEXT and not closing:
-            end = re.compile(rb"</" + name + rb"[\s/>]", re.IGNORECASE).search(body, position)
-            position = end.start() if end else len(body)
-        if name and name not in _HEAD_TAGS:
-            in_head = False
-    return ""
+    """The charset label of the ``<meta>`` that declares the page's encoding,
+    as written, or "" (see ``getpage.prescan.find_meta``)."""
+    found = find_meta(body)
+    return found.label if found else ""
 
 
-def _meta_label(attributes: bytes) -> str:
-    """The label a <meta>'s attributes declare: its charset, or the charset in
-    the content of an http-equiv="content-type" (the HTML standard's rules)."""
-    values = {}
-    for match in _ATTRIBUTE.finditer(attributes):
-        name = match.group(1).lower().decode("ascii", "replace")
-        values.setdefault(name, (match.group(2) or b"").strip(b"\"'").decode("ascii", "replace"))
-    if values.get("charset"):
-        return values["charset"]
-    if values.get("http-equiv", "").strip().lower() == "content-type":
-        return header_charset(values.get("content", ""))
-    return ""
+def _python_codec(encoding: str | None) -> str | None:
+    name = _PYTHON_CODECS.get(encoding) if encoding else None
+    return codecs.lookup(name).name if name else None
+
+
+def _detected_codec(name: str) -> str | None:
+    """Python codec for a name chardet answers: a label of the Encoding
+    Standard ("ISO-8859-1" is windows-1252 there), else Python's own name
+    ("shift_jis_2004", "cp949")."""
+    codec = codec_for_label(name)
+    if codec:
+        return codec
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return None
 
 
 def detect_codec(body: bytes, western_margin: float = WESTERN_MARGIN) -> str:
@@ -285,7 +224,7 @@ def _detector_scores(sample: bytes) -> dict[str, float]:
 
     scores: dict[str, float] = {}
     for guess in chardet.detect_all(sample, include_encodings=_DETECTABLE):
-        codec = codec_for_label(guess["encoding"] or "")
+        codec = _detected_codec(guess["encoding"] or "")
         if codec and codec not in scores:
             scores[codec] = guess["confidence"]
     return scores

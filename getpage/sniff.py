@@ -8,7 +8,8 @@ would turn megabytes of noise into millions of "words" and bogus links.
 The binary test, two steps:
 
 1. before decoding: a NUL byte in the first 4 KiB, unless the page is
-   UTF-16 by its byte order mark or its Content-Type charset (UTF-16 gives
+   UTF-16 by its byte order mark, its Content-Type charset or the UTF-16
+   bytes of "<?x" it opens with (the HTML Standard's prescan reads these) (UTF-16 gives
    every ASCII character a NUL byte). No text encoding a web page uses
    otherwise has NUL bytes, while nearly every binary format does (it is
    also what git and grep test for); 4 KiB of random bytes lack one with
@@ -36,6 +37,7 @@ from __future__ import annotations
 
 import codecs
 
+from . import prescan
 from .charset import codec_for_label, header_charset
 
 # How many leading bytes decide whether an unlabelled body is HTML
@@ -74,8 +76,8 @@ def binary_bytes(body: bytes, content_type: str) -> bool:
 
     ``content_type`` is the raw Content-Type header value ("" if absent).
     """
-    if body.startswith(_UTF16_BOMS):
-        return False
+    if body.startswith(_UTF16_BOMS) or prescan.utf16_xml_declaration(body) is not None:
+        return False  # a BOM, or "<?x" in UTF-16 (the prescan's first step)
     codec = codec_for_label(header_charset(content_type)) or ""
     if codec.startswith("utf-16"):
         return False
