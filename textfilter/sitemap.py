@@ -17,8 +17,12 @@ one gzip-compressed (told by its magic bytes, not by a name or a header:
 servers label ``.xml.gz`` every way), and a text sitemap (one URL a line,
 UTF-8). A document whose first character, after a byte order mark and white
 space, is "<" is XML; anything else is text. Elements are known by their
-local names in the root's namespace, at their depth: ``<image:loc>`` inside
-an image extension is not a page's ``<loc>``.
+local names at their depth, in a sitemap namespace: sitemaps.org's (0.9),
+Google's older one (0.84), none, or the root's own; each element may be in
+any of them, as Google's and Scrapy's readers take them (Scrapy drops every
+namespace). ``<image:loc>`` inside an image extension is not a page's
+``<loc>``. A sitemap with no entry is refused with a line that says what
+it held instead (``<image:url>``, say), or that it was empty.
 
 Everything hostile is refused with ``SitemapError``, whose message is one
 line saying what is wrong, and the parser stops at once (a sink that raises
@@ -80,6 +84,9 @@ _UTF8_BOM = b"\xef\xbb\xbf"
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 _SPACE = b" \t\r\n"
 ROOTS = {"urlset": "url", "sitemapindex": "sitemap"}   # root element -> its entries' element
+SITEMAP_NAMESPACE = "http://www.sitemaps.org/schemas/sitemap/0.9"
+# Where a sitemap's elements are read from (with the root's own namespace).
+SITEMAP_NAMESPACES = frozenset({SITEMAP_NAMESPACE, "http://www.google.com/schemas/sitemap/0.84", ""})
 
 
 class SitemapError(ValueError):
@@ -281,8 +288,10 @@ class _XmlReader:
         self._expat = self._xml.parser
         self._fed = 0
         self._depth = 0
-        self._namespace = ""
+        self._namespaces = SITEMAP_NAMESPACES
+        self._root = ""
         self._entry_name = ""
+        self._other = ""                    # the first child of the root that is not an entry
         self._in_entry = False
         self._field = ""                    # "loc" or "lastmod" while inside one
         self._text: list[str] = []
@@ -300,6 +309,12 @@ class _XmlReader:
 
     def finish(self) -> None:
         self._parse(lambda _: self._xml.close(), b"")
+        if not self._owner.count:
+            if self._other:
+                raise SitemapError(f"nothing recognizable: no <{self._entry_name}> in the <{self._root}>, "
+                                   f"only elements such as {self._other} (sitemaps.org's namespace is "
+                                   f"{SITEMAP_NAMESPACE})")
+            raise SitemapError(f"empty: the <{self._root}> lists nothing")
 
     def _parse(self, step, data: bytes) -> None:
         try:
@@ -327,10 +342,13 @@ class _XmlReader:
         namespace, _, name = tag[1:].rpartition("}") if tag.startswith("{") else ("", "", tag)
         if self._depth == 1:
             self._owner.root(name)
-            self._namespace, self._entry_name = namespace, ROOTS[name]
-        elif namespace != self._namespace:
+            self._root, self._entry_name = name, ROOTS[name]
+            self._namespaces = SITEMAP_NAMESPACES | {namespace}
+        elif self._depth == 2 and not (namespace in self._namespaces and name == self._entry_name):
+            self._other = self._other or f"<{name}> in {f'namespace {namespace}' if namespace else 'no namespace'}"
+        elif namespace not in self._namespaces:
             return
-        elif self._depth == 2 and name == self._entry_name:
+        elif self._depth == 2:
             self._owner.counted()
             self._in_entry, self._loc, self._lastmod = True, "", None
         elif self._depth == 3 and self._in_entry and name in ("loc", "lastmod"):
