@@ -312,6 +312,8 @@ def _normalized_seeds(config: CrawlConfig) -> tuple[str, ...]:
         raise ConfigError("seeds", "none given: give at least one start URL, e.g. http://host/")
     normalized = []
     for seed in config.seeds:
+        if problem := typed_url_problem(seed):
+            raise ConfigError("seeds", f"{seed!r} {problem} (seeds must look like http://host/path)")
         url = normalize(seed, fold_www=config.fold_www, drop_query=config.drop_query,
                         drop_params=config.drop_params)
         if url is None:
@@ -321,3 +323,30 @@ def _normalized_seeds(config: CrawlConfig) -> tuple[str, ...]:
                                        f"(seeds must look like http://host/path)")
         normalized.append(url)
     return tuple(dict.fromkeys(normalized))
+
+
+# A URL as typed: a scheme, then what follows its colon.
+_TYPED_SCHEME = re.compile(r"\s*([A-Za-z][A-Za-z0-9+.-]*):(.*)", re.DOTALL)
+
+
+def typed_url_problem(seed: str) -> str:
+    """What is wrong with a seed as typed, checked as wget checks a URL given
+    to it: after the scheme, "//" and a non-empty host. "" when nothing is.
+
+    Links on pages are read as browsers read them (the WHATWG URL parser
+    turns "http:///x" into host "x"); a seed is what its user typed, and
+    one without a host is a typing mistake to report, not to repair.
+    A seed with no scheme is left to the normalizer's message.
+    """
+    typed = _TYPED_SCHEME.fullmatch(seed)
+    if typed is None or typed.group(1).lower() not in ("http", "https"):
+        return ""
+    scheme, rest = typed.group(1), typed.group(2)
+    if not rest.startswith("//"):
+        return f"has no '//' after '{scheme}:'"
+    authority = re.split(r"[/?#\\]", rest[2:], maxsplit=1)[0]
+    host = authority.rpartition("@")[2]
+    host = host if host.startswith("[") else host.partition(":")[0]
+    if not host.strip():
+        return f"has no host after '{scheme}://'"
+    return ""

@@ -18,6 +18,8 @@ import click
 
 from urlfilter import normalize
 
+from .config import typed_url_problem
+
 
 class InputError(Exception):
     """A seed or config file that cannot be used: the one-line reason."""
@@ -35,9 +37,10 @@ def read_seed_file(name: str) -> list[str]:
         line = line.strip()
         if not line or line.startswith("#"):   # a '#' later in a line is a URL's fragment
             continue
-        if normalize(line) is None:
-            raise InputError(f"-i {'stdin' if name == '-' else name} line {number}: {line!r} is not "
-                             f"an http(s) URL (one seed a line, like http://host/path)")
+        problem = typed_url_problem(line) or (normalize(line) is None and "is not an http(s) URL")
+        if problem:
+            raise InputError(f"-i {'stdin' if name == '-' else name} line {number}: {line!r} {problem} "
+                             f"(one seed a line, like http://host/path)")
         seeds.append(line)
     return seeds
 

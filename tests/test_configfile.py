@@ -109,3 +109,27 @@ def test_config_of_a_directory_without_a_crawl_is_one_line(tmp_path):
     done = crawler("config", "nothing-here", cwd=tmp_path)
     assert done.returncode == 2 and "settings.json cannot be read" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("seed, problem", [
+    ("http:///only-a-path", "has no host after 'http://'"),
+    ("https://:8443/x", "has no host after 'https://'"),
+    ("http:/one-slash/x", "has no '//' after 'http:'"),
+])
+def test_a_seed_typed_without_a_host_is_a_usage_error_as_in_wget(tmp_path, seed, problem):
+    done = crawler("crawl", seed, "--out", "o", cwd=tmp_path)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert f"{seed!r} {problem}" in done.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_seed_without_a_host_is_refused_from_a_seed_file_and_a_config_file(tmp_path):
+    (tmp_path / "seeds.txt").write_text("http://127.0.0.1:9/\nhttp:///only-a-path\n")
+    done = crawler("crawl", "-i", "seeds.txt", "--out", "o", cwd=tmp_path)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "-i seeds.txt line 2: 'http:///only-a-path' has no host after 'http://'" in done.stderr
+    (tmp_path / "c.toml").write_text('seeds = ["http:///only-a-path"]\n')
+    done = crawler("crawl", "--config", "c.toml", "--out", "o", cwd=tmp_path)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "'http:///only-a-path' has no host after 'http://'" in done.stderr
+    assert not (tmp_path / "o").exists()
