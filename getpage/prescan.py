@@ -34,18 +34,36 @@ PRESCAN_BYTES = 1024
 
 _WHITESPACE = frozenset(b"\t\n\x0c\r ")
 _WHITESPACE_OR_SLASH = _WHITESPACE | {0x2F}
-_WHITESPACE_OR_GT = _WHITESPACE | {0x3E}
 _LETTERS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _UTF16 = frozenset({"utf-16be", "utf-16le"})
 # Tags allowed in <head> (as Blink lists them): the crawler's scan goes on
 # past the first 1024 bytes only while every tag seen is one of these.
-_HEAD_TAGS = frozenset({"html", "head", "meta", "link", "script", "noscript", "style", "title",
-                        "base", "object"})
+_HEAD_TAGS = frozenset({b"html", b"head", b"meta", b"link", b"script", b"noscript", b"style", b"title",
+                        b"base", b"object"})
 # Elements whose content is text, not markup: a "<meta" inside them is not a
 # tag (the crawler's step; the standard's prescan reads it).
-_RAW_TEXT = frozenset({"script", "style", "title", "noscript", "textarea", "xmp"})
+_RAW_TEXT = frozenset({b"script", b"style", b"title", b"noscript", b"textarea", b"xmp"})
+# The markup the crawler's head scan reads: a comment, a tag (its name, and
+# the rest up to ">"), or markup that is neither (<!DOCTYPE ...>, </ ...>).
+_MARKUP = re.compile(rb"<!--.*?-->|<(/?)([A-Za-z][^\t\n\x0c\r />]*)[^>]*>|<[!/?][^>]*>", re.DOTALL)
 _CHARSET = re.compile("charset", re.IGNORECASE)
+_TAG_NAME = re.compile(rb"[^\t\n\x0c\r >]*")
+# "Get an attribute": whitespace and slashes skipped, then a ">" (no
+# attribute) or a name (whose first byte may be "=") and, after optional
+# whitespace, an "=", optional whitespace and a value: quoted, or up to
+# whitespace or ">" (without an "=", the whitespace after the name is
+# read, as the standard's "spaces" step reads it). A quote that is never
+# closed takes the rest of the bytes, where the standard runs out of them.
+# Atomic groups and possessive quantifiers keep the expression from
+# backtracking into a reading the standard's steps would not make.
+_NAME = rb"[^\t\n\x0c\r />][^\t\n\x0c\r /=>]*+"
+_VALUE = rb"""(?:"(?P<double>[^"]*+)"|'(?P<single>[^']*+)'|(?P<open>["'].*)|(?P<unquoted>[^\t\n\x0c\r >]*+))"""
+_ATTRIBUTE = re.compile(rb"[\t\n\x0c\r /]*+(?:(?P<gt>>)|(?P<name>" + _NAME + rb")(?>[\t\n\x0c\r ]*+=[\t\n\x0c\r ]*+"
+                        + _VALUE + rb"|[\t\n\x0c\r ]*+))", re.DOTALL)
+# A tag's attributes, all of them up to its ">" (the value's groups unnamed).
+_ATTRIBUTES = re.compile(rb"(?>[\t\n\x0c\r /]*+" + _NAME + rb"(?>[\t\n\x0c\r ]*+=[\t\n\x0c\r ]*+"
+                         + re.sub(rb"\?P<\w+>", b"", _VALUE) + rb"|[\t\n\x0c\r ]*+))*+[\t\n\x0c\r /]*+>", re.DOTALL)
 
 
 class Declaration(NamedTuple):
@@ -68,7 +86,7 @@ def prescan(data: bytes) -> str | None:
     declaration's bytes, the first <meta> that declares an encoding the
     standard knows, else an XML declaration's encoding."""
     head = data[:PRESCAN_BYTES]
-    found = utf16_xml_declaration(head) or _scan(head, head_rules=False)
+    found = utf16_xml_declaration(head) or _scan(head)
     return found.encoding if found else xml_encoding(head)
 
 
@@ -86,9 +104,9 @@ def find_meta(data: bytes) -> Declaration | None:
     XML bytes, the prescan's <meta> in the first 1024 bytes, else a <meta>
     later in the <head>."""
     head = data[:PRESCAN_BYTES]
-    found = utf16_xml_declaration(head) or _scan(head, head_rules=False)
+    found = utf16_xml_declaration(head) or _scan(head)
     if found is None and len(data) > PRESCAN_BYTES:
-        found = _scan(data, head_rules=True)
+        found = _scan_head(data)
     return found
 
 
@@ -101,61 +119,81 @@ def utf16_xml_declaration(data: bytes) -> Declaration | None:
     return None
 
 
-def _scan(data: bytes, head_rules: bool) -> Declaration | None:
-    """The prescan's loop; with ``head_rules``, the crawler's: no end at 1024
-    bytes while only head tags were seen, and raw text skipped."""
-    position, in_head = 0, True
+def _scan(data: bytes) -> Declaration | None:
+    """The prescan's loop, until a <meta> declares an encoding or the bytes
+    run out."""
+    position = 0
     try:
         while (position := data.find(b"<", position)) >= 0:  # other bytes: do nothing
-            if head_rules and not in_head and position >= PRESCAN_BYTES:
-                return None
-            found, position, tag = _at_less_than(data, position)
+            found, position = _at_less_than(data, position)
             if found:
                 return found
-            if head_rules and tag:
-                if tag.lstrip("/") not in _HEAD_TAGS:
-                    in_head = False
-                if tag in _RAW_TEXT:
-                    position = _end_of_raw_text(data, position, tag)
             position += 1  # "next byte"
     except _OutOfBytes:
         pass
     return None
 
 
-def _at_less_than(data: bytes, position: int) -> tuple[Declaration | None, int, str]:
+def _scan_head(data: bytes) -> Declaration | None:
+    """The crawler's step: a <meta> anywhere while only head tags were seen,
+    past the first 1024 bytes too. Markup is found by one regular
+    expression (comments, tags, and <!...>, </...>, <?...>), the content of
+    raw-text elements skipped; a <meta> is read by the prescan's steps, so
+    an unknown label is skipped here too."""
+    position, in_head = 0, True
+    while (token := _MARKUP.search(data, position)) is not None:
+        if not in_head and token.start() >= PRESCAN_BYTES:
+            return None
+        position = token.end()
+        closing, name = token.group(1), (token.group(2) or b"").lower()
+        if name == b"meta" and not closing:
+            try:
+                found, end = _meta(data, token.start() + 5)
+            except _OutOfBytes:
+                return None
+            if found:
+                return found
+            position = max(position, end + 1)
+        elif name in _RAW_TEXT and not closing:
+            end = re.compile(rb"</" + name + rb"[\s/>]", re.IGNORECASE).search(data, position)
+            position = end.start() if end else len(data)
+        if name and name not in _HEAD_TAGS:
+            in_head = False
+    return None
+
+
+def _at_less_than(data: bytes, position: int) -> tuple[Declaration | None, int]:
     """One step of the loop at a "<": (declaration found, where the step
-    left the position, the name of a tag it read: "p", "/p", or "")."""
+    left the position)."""
     if data.startswith(b"<!--", position):
         end = data.find(b"-->", position + 2)  # "<!-->" ends at its own ">"
         if end < 0:
             raise _OutOfBytes
-        return None, end + 2, ""
+        return None, end + 2
     if data[position + 1:position + 5].lower() == b"meta" and data[position + 5:position + 6] \
             and data[position + 5] in _WHITESPACE_OR_SLASH:
-        found, position = _meta(data, position + 5)
-        return found, position, "meta"
+        return _meta(data, position + 5)
     following = data[position + 1:position + 3]
     if following[:1] and following[0] in _LETTERS or \
             following[:1] == b"/" and following[1:2] and following[1] in _LETTERS:
-        return None, *_tag(data, position)
+        return None, _skip_tag(data, position)
     if following[:1] in (b"!", b"/", b"?"):
         end = data.find(b">", position + 1)
         if end < 0:
             raise _OutOfBytes
-        return None, end, ""
-    return None, position, ""
+        return None, end
+    return None, position
 
 
-def _tag(data: bytes, position: int) -> tuple[int, str]:
-    """Another tag: its name up to whitespace or ">", its attributes skipped."""
-    start = position + 1
-    while data[_byte(data, position)] not in _WHITESPACE_OR_GT:
-        position += 1
-    name = data[start:position].decode("latin-1").translate(_ASCII_LOWER)
-    while (attribute := _get_attribute(data, position))[0] is not None:
-        position = attribute[2]
-    return attribute[2], name
+def _skip_tag(data: bytes, position: int) -> int:
+    """Another tag: its name up to whitespace or ">", then its attributes
+    (the standard's "get an attribute" until there is none): the position
+    of its ">"."""
+    name = _TAG_NAME.match(data, position + 1)
+    attributes = _ATTRIBUTES.match(data, name.end())
+    if attributes is None:
+        raise _OutOfBytes
+    return attributes.end() - 1
 
 
 def _meta(data: bytes, position: int) -> tuple[Declaration | None, int]:
@@ -192,62 +230,33 @@ def _meta(data: bytes, position: int) -> tuple[Declaration | None, int]:
 
 def _get_attribute(data: bytes, position: int) -> tuple[str | None, str, int]:
     """The standard's "get an attribute": (name, value, position after it),
-    or (None, "", position) when there is none (a ">" was reached)."""
-    while data[_byte(data, position)] in _WHITESPACE_OR_SLASH:
-        position += 1
-    if data[position] == 0x3E:
-        return None, "", position
-    name = bytearray()
-    while True:  # the attribute's name
-        byte = data[_byte(data, position)]
-        if byte == 0x3D and name:
-            position += 1
-            break
-        if byte in _WHITESPACE:
-            while data[_byte(data, position)] in _WHITESPACE:  # "spaces"
-                position += 1
-            if data[position] != 0x3D:
-                return _attribute(name, b"", position)
-            position += 1
-            break
-        if byte in (0x2F, 0x3E):
-            return _attribute(name, b"", position)
-        name.append(byte)
-        position += 1
-    while data[_byte(data, position)] in _WHITESPACE:  # "value"
-        position += 1
-    quote = data[position]
-    if quote in (0x22, 0x27):
-        end = data.find(bytes([quote]), position + 1)
-        if end < 0:
+    or (None, "", position) when there is none (a ">" was reached).
+
+    One regular expression reads the bytes the standard's byte-by-byte steps
+    read (tests/test_prescan.py checks the two agree on random bytes). Where
+    the standard would read past the end it runs out of bytes: a match that
+    reaches the end other than by a closing quote (a quote with no closing
+    quote takes the rest)."""
+    found = _ATTRIBUTE.match(data, position)
+    if found is None:  # only whitespace and slashes were left
+        raise _OutOfBytes
+    if found.group("gt"):
+        return None, "", found.end() - 1
+    value = found.group("double")
+    if value is None:
+        value = found.group("single")
+    if value is None:  # not a closed quote: the standard reads one byte past what matched
+        if found.end() >= len(data):
             raise _OutOfBytes
-        return _attribute(name, data[position + 1:end], end + 1)
-    if quote == 0x3E:
-        return _attribute(name, b"", position)
-    start = position
-    while data[_byte(data, position)] not in _WHITESPACE_OR_GT:
-        position += 1
-    return _attribute(name, data[start:position], position)
+        value = found.group("unquoted") or b""
+    return _attribute(found.group("name"), value, found.end())
 
 
-def _attribute(name: bytearray, value: bytes, position: int) -> tuple[str, str, int]:
+def _attribute(name: bytes, value: bytes, position: int) -> tuple[str, str, int]:
     # Names are lower-cased as the standard says; values keep their case,
     # which changes nothing the prescan compares (it compares them
     # case-insensitively) and lets the label be reported as written.
-    return bytes(name).decode("latin-1").translate(_ASCII_LOWER), value.decode("latin-1"), position
-
-
-def _byte(data: bytes, position: int) -> int:
-    if position >= len(data):
-        raise _OutOfBytes
-    return position
-
-
-def _end_of_raw_text(data: bytes, position: int, tag: str) -> int:
-    end = re.compile(rb"</" + tag.encode() + rb"[\s/>]", re.IGNORECASE).search(data, position)
-    if end is None:
-        raise _OutOfBytes
-    return end.start() - 1  # the loop's "next byte" moves onto the "<"
+    return name.decode("latin-1").translate(_ASCII_LOWER), value.decode("latin-1"), position
 
 
 def extract_meta_charset(content: str) -> Declaration | None:

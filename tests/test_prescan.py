@@ -5,10 +5,14 @@ as a conformance table: each row names the step of the standard it shows
 character encoding from a meta element", the Encoding Standard's "get an
 encoding"), the bytes, and the encoding the prescan returns (the Encoding
 Standard's name) or None."""
+import random
+
 import pytest
 
 from getpage.charset import decode_html
+from getpage import prescan as prescan_module
 from getpage.prescan import declared_encoding, prescan
+from getpage.sniff import binary_bytes
 
 PAD = b"<p>" + b"x" * 1100 + b"</p>"
 
@@ -128,3 +132,106 @@ def test_a_page_after_an_unknown_label_is_decoded_by_the_next_meta():
     page = ('<html><head><meta charset="foo-bar"><meta charset="windows-1251"></head>'
             "<body>Hello</body></html>")
     assert decode_html(page.encode("ascii"), "text/html") == (page, "cp1251")
+
+
+# -- the regular expressions against the standard's steps, transcribed ---------
+
+SPACE = b"\t\n\x0c\r "
+
+
+class RanOut(Exception):
+    pass
+
+
+def at(data, position):
+    if position >= len(data):
+        raise RanOut
+    return data[position]
+
+
+def reference_get_attribute(data, position):
+    """The standard's "get an attribute", byte by byte: (name, value,
+    position), or (None, "", position) at a ">"; RanOut past the end."""
+    while at(data, position) in SPACE + b"/":
+        position += 1
+    if at(data, position) == 0x3E:
+        return None, "", position
+    name, value = bytearray(), bytearray()
+    while True:
+        byte = at(data, position)
+        if byte == 0x3D and name:
+            position += 1
+            break
+        if byte in SPACE:
+            while at(data, position) in SPACE:
+                position += 1
+            if at(data, position) != 0x3D:
+                return name.decode("latin-1").lower(), "", position
+            position += 1
+            break
+        if byte in b"/>":
+            return name.decode("latin-1").lower(), "", position
+        name.append(byte)
+        position += 1
+    while at(data, position) in SPACE:
+        position += 1
+    byte = at(data, position)
+    if byte in b"\"'":
+        quote = byte
+        while True:
+            position += 1
+            if at(data, position) == quote:
+                return name.decode("latin-1").lower(), value.decode("latin-1").lower(), position + 1
+            value.append(at(data, position))
+    if byte == 0x3E:
+        return name.decode("latin-1").lower(), "", position
+    value.append(byte)
+    position += 1
+    while at(data, position) not in SPACE + b">":
+        value.append(at(data, position))
+        position += 1
+    return name.decode("latin-1").lower(), value.decode("latin-1").lower(), position
+
+
+def reference_skip_tag(data, position):
+    while at(data, position) not in SPACE + b">":
+        position += 1
+    while (attribute := reference_get_attribute(data, position))[0] is not None:
+        position = attribute[2]
+    return attribute[2]
+
+
+def outcome(step, *args):
+    try:
+        return step(*args)
+    except (RanOut, prescan_module._OutOfBytes):
+        return "ran out"
+
+
+def random_markup(generator):
+    return bytes(generator.choice(b' \t\n/=>"\'aBm-') for _ in range(generator.randrange(0, 24)))
+
+
+def test_get_attribute_reads_as_the_standards_steps_on_random_bytes():
+    generator = random.Random(9309)
+    for _ in range(20000):
+        data = random_markup(generator)
+        expected = outcome(reference_get_attribute, data, 0)
+        found = outcome(prescan_module._get_attribute, data, 0)
+        if found != "ran out" and found[0] is not None:
+            found = (found[0], found[1].lower(), found[2])
+        assert found == expected, data
+
+
+def test_a_tag_is_skipped_as_the_standards_steps_skip_it_on_random_bytes():
+    generator = random.Random(1024)
+    for _ in range(20000):
+        data = b"<a" + random_markup(generator)
+        assert outcome(prescan_module._skip_tag, data, 0) == outcome(reference_skip_tag, data, 0), data
+
+
+def test_a_utf16_page_without_a_bom_is_read_by_its_xml_declaration_and_is_not_binary():
+    page = '<?xml version="1.0"?><html><body><p>日本語のページ</p></body></html>'
+    body = page.encode("utf-16-le")
+    assert not binary_bytes(body, "text/html")
+    assert decode_html(body, "text/html") == (page, "utf-16-le")
