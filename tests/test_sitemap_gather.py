@@ -157,3 +157,18 @@ def test_without_robots_txt_only_the_named_sitemaps_are_read(main):
         gathered = gather(fetcher, [main.url("/")], [main.url("/named.xml")])
     assert [u.url for u in gathered.urls] == [main.url("/n")]
     assert main.paths() == ["/named.xml"]
+
+
+def test_an_old_namespace_sitemap_is_read_and_one_with_nothing_recognizable_says_so(main):
+    old = "http://www.google.com/schemas/sitemap/0.84"
+    main.routes["/old.xml"] = xml(f'<urlset xmlns="{old}"><url xmlns=""><loc>{main.url("/o")}</loc></url>'
+                                  "</urlset>".encode())
+    main.routes["/foreign.xml"] = xml(b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+                                      b'<x:url xmlns:x="http://example.test/x"><x:loc>/f</x:loc></x:url></urlset>')
+    with Fetcher(local_config(UA, delay=0)) as fetcher:
+        gathered = gather(fetcher, [], [main.url("/old.xml"), main.url("/foreign.xml")])
+    assert [u.url for u in gathered.urls] == [main.url("/o")]
+    assert gathered.problems == (
+        f"{main.url('/foreign.xml')}: refused: nothing recognizable: no <url> in the <urlset>, only elements "
+        "such as <url> in namespace http://example.test/x (sitemaps.org's namespace is "
+        "http://www.sitemaps.org/schemas/sitemap/0.9)",)
