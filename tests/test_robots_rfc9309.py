@@ -178,3 +178,18 @@ def test_other_records_are_still_read():
                                     b"X-Unknown: 1\nUser-agent: *\nDisallow: /\n", TOKEN)
     assert rules.sitemaps == ("http://foo.bar/s.xml",)
     assert not rules.allows(SITE + "/a")
+
+
+@pytest.mark.parametrize("step, status, allowed", [
+    ("2.3.1.1 2xx: the rules apply", 200, False),
+    ("2.3.1.3 4xx unavailable: all allowed", 404, True),
+    ("2.3.1.3 403 is unavailable too", 403, True),
+    ("2.3.1.3 410", 410, True),
+    ("2.3.1.4 5xx unreachable: all disallowed", 500, False),
+    ("2.3.1.4 503", 503, False),
+    ("2.3.1.4 429 read as a server error (major crawlers do)", 429, False),
+], ids=lambda value: value if isinstance(value, str) else None)
+def test_rfc9309_access_results(step, status, allowed):
+    rules = rules_for_response(status, b"User-agent: *\nDisallow: /\n", TOKEN)
+    assert rules.allows(SITE + "/page") is allowed
+    assert rules.allows(SITE + "/robots.txt")
