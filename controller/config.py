@@ -300,8 +300,9 @@ def _sitemap_problem(config: CrawlConfig) -> str:
         return (f"--sitemaps and --sitemap work with --order bfs (so far): under --order "
                 f"{config.order} a listed page would rank as a seed")
     for url in config.sitemap_urls:
-        if normalize(url) is None:
-            return (f"--sitemap: {url!r} is not an http(s) URL; give the sitemap's full URL, "
+        problem = typed_url_problem(url) or (normalize(url) is None and "is not an http(s) URL")
+        if problem:
+            return (f"--sitemap: {url!r} {problem}; give the sitemap's full URL, "
                     f"e.g. http://host/sitemap.xml")
     return ""
 

@@ -51,6 +51,7 @@ def config(**settings):
     (dict(seeds=("example.org",)), "did you mean http://example.org/ ?"),
     (dict(seeds=("http:///only-a-path",)), "seeds: 'http:///only-a-path' has no host after 'http://'"),
     (dict(seeds=("http:/a/b",)), "seeds: 'http:/a/b' has no '//' after 'http:'"),
+    (dict(sitemap_urls=("http:///sitemap.xml",)), "--sitemap: 'http:///sitemap.xml' has no host after 'http://'"),
     (dict(user_agent=""), "user_agent: '' is empty"),
 ])
 def test_a_bad_value_is_a_one_line_error_naming_the_field(settings, words):
