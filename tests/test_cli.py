@@ -18,7 +18,8 @@ def crawler(*args, timeout=60):
 @pytest.mark.parametrize("args, words", [
     (["crawl", "ftp://example.org/"], "not an http(s) URL"),
     (["crawl", "example.org"], "did you mean http://example.org/"),
-    (["crawl", "http://"], "not an http(s) URL"),
+    (["crawl", "http://"], "'http://' has no host after 'http://'"),
+    (["crawl", "http:///only-a-path"], "'http:///only-a-path' has no host after 'http://'"),
     (["crawl", "http://127.0.0.1:1/", "--max-pages", "-1"], "--max-pages"),
     (["crawl", "http://127.0.0.1:1/", "--delay", "-0.5"], "--delay"),
     (["crawl", "http://127.0.0.1:1/", "--scope", "planet"], "--scope"),
