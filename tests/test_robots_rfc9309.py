@@ -17,6 +17,10 @@ are left out, each named here with the reason:
 * a URL with a raw "ツ" in its path: the crawler always asks with
   normalized, percent-encoded URLs, so the case cannot arise.
 """
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from getpage.robots import rules_for_response
@@ -193,3 +197,12 @@ def test_rfc9309_access_results(step, status, allowed):
     rules = rules_for_response(status, b"User-agent: *\nDisallow: /\n", TOKEN)
     assert rules.allows(SITE + "/page") is allowed
     assert rules.allows(SITE + "/robots.txt")
+
+
+def test_the_parser_comparison_runs_and_ours_passes_every_row():
+    script = Path(__file__).resolve().parent.parent / "experiments" / "compare_robots_parsers.py"
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    ours = next(line for line in done.stdout.splitlines() if line.startswith("ours "))
+    assert f"{len(TABLE)}/{len(TABLE)}" in ours
+    assert any(line.startswith("protego ") and f"/{len(TABLE)}" in line for line in done.stdout.splitlines())
