@@ -59,7 +59,12 @@ _BOMS = (
 # which webencodings carries) and the Python codec each is decoded with.
 # GBK is decoded as gb18030, its superset, as the standard's GBK decoder
 # does; Big5 as big5hkscs, Shift_JIS as cp932, EUC-KR as cp949, the
-# Microsoft supersets the standard's decoders are.
+# Microsoft supersets the standard's decoders are. Two of the standard's
+# encodings are missing, so a label of theirs counts as unknown:
+# "replacement" (the labels of ISO-2022-KR, HZ and other encodings browsers
+# refuse, which a browser decodes as one U+FFFD: nothing a crawler can use)
+# and x-user-defined (binary data in disguise; in a <meta> the prescan turns
+# it into windows-1252).
 _PYTHON_CODECS = {
     "utf-8": "utf-8", "ibm866": "cp866", "koi8-r": "koi8-r", "koi8-u": "koi8-u",
     **{f"iso-8859-{n}": f"iso8859-{n}" for n in (2, 3, 4, 5, 6, 7, 8, 10, 13, 14, 15, 16)},
@@ -69,12 +74,6 @@ _PYTHON_CODECS = {
     "iso-2022-jp": "iso2022_jp", "shift_jis": "cp932", "euc-kr": "cp949",
     "utf-16be": "utf-16-be", "utf-16le": "utf-16-le",
 }
-# Encodings of the standard that no page is decoded with here: "replacement"
-# (the labels of ISO-2022-KR, HZ and other encodings browsers refuse, which a
-# browser decodes as one U+FFFD: nothing a crawler can use) and
-# x-user-defined (binary data in disguise; in a <meta> the prescan turns it
-# into windows-1252). A label of theirs counts as unknown.
-_ASCII_WHITESPACE = "\t\n\x0c\r "
 
 _CHARSET_PARAM = re.compile(r"""charset\s*=\s*["']?\s*([^"';\s]+)""", re.IGNORECASE)
 

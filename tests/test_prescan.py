@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from getpage.charset import decode_html
+from getpage.charset import codec_for_label, decode_html
 from getpage import prescan as prescan_module
 from getpage.prescan import declared_encoding, prescan
 from getpage.sniff import binary_bytes
@@ -235,3 +235,20 @@ def test_a_utf16_page_without_a_bom_is_read_by_its_xml_declaration_and_is_not_bi
     body = page.encode("utf-16-le")
     assert not binary_bytes(body, "text/html")
     assert decode_html(body, "text/html") == (page, "utf-16-le")
+
+
+def test_every_encoding_of_the_standard_has_a_python_codec_but_two():
+    from webencodings.labels import LABELS
+
+    from getpage.charset import _python_codec
+    assert {name for name in set(LABELS.values()) if _python_codec(name) is None} == {"replacement",
+                                                                                      "x-user-defined"}
+
+
+@pytest.mark.parametrize("label, codec", [
+    ("utf-32", None), ("latin-1", None), ("iso-2022-kr", None), ("hz-gb-2312", None), ("x-user-defined", None),
+    ("unicode-1-1-utf-8", "utf-8"), ("x-cp1250", "cp1250"), ("ibm866", "cp866"), ("iso-8859-16", "iso8859-16"),
+    ("csiso2022jp", "iso2022_jp"), ("unicodefffe", "utf-16-be"),
+])
+def test_header_labels_are_read_by_the_encoding_standards_table(label, codec):
+    assert codec_for_label(label) == codec
