@@ -184,7 +184,13 @@ def _robots_text(body: bytes) -> str:
     if len(body) > MAX_ROBOTS_BYTES:
         # Drop the line the cut went through rather than parse half a rule.
         body = body[:MAX_ROBOTS_BYTES].rpartition(b"\n")[0]
-    return body.decode("utf-8", errors="replace").removeprefix("\ufeff")
+    # A UTF-8 byte order mark is skipped, and so is the start of one that
+    # an editor cut short, as Google's parser skips it.
+    for bom in (b"\xef\xbb\xbf", b"\xef\xbb", b"\xef"):
+        if body.startswith(bom):
+            body = body[len(bom):]
+            break
+    return body.decode("utf-8", errors="replace")
 
 
 def _rewrite_user_agents(text: str, token: str, *, rfc_groups: bool) -> str:

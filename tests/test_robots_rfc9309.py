@@ -206,3 +206,16 @@ def test_the_parser_comparison_runs_and_ours_passes_every_row():
     ours = next(line for line in done.stdout.splitlines() if line.startswith("ours "))
     assert f"{len(TABLE)}/{len(TABLE)}" in ours
     assert any(line.startswith("protego ") and f"/{len(TABLE)}" in line for line in done.stdout.splitlines())
+
+
+@pytest.mark.parametrize("start", [b"\xef\xbb\xbf", b"\xef\xbb", b"\xef"], ids=["whole", "two bytes", "one byte"])
+def test_a_byte_order_mark_even_cut_short_is_skipped(start):
+    # Google's robotstxt-spec-test, BOM-characters: a BOM an editor cut short
+    # does not turn the first line into garbage.
+    rules = rules_for_response(200, start + b"User-Agent: bfsbot\nDisallow: /AnyValue\n", TOKEN)
+    assert not rules.allows(SITE + "/AnyValue")
+
+
+def test_a_byte_order_mark_elsewhere_spoils_its_line():
+    rules = rules_for_response(200, b"User-Agent: bfsbot\n\xef\xbb\xbfDisallow: /AnyValue\n", TOKEN)
+    assert rules.allows(SITE + "/AnyValue")
