@@ -6,6 +6,9 @@ character encoding from a meta element", the Encoding Standard's "get an
 encoding"), the bytes, and the encoding the prescan returns (the Encoding
 Standard's name) or None."""
 import random
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -252,3 +255,11 @@ def test_every_encoding_of_the_standard_has_a_python_codec_but_two():
 ])
 def test_header_labels_are_read_by_the_encoding_standards_table(label, codec):
     assert codec_for_label(label) == codec
+
+
+def test_the_prescan_comparison_runs_and_ours_passes_every_row():
+    script = Path(__file__).resolve().parent.parent / "experiments" / "compare_prescans.py"
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    ours = next(line for line in done.stdout.splitlines() if line.startswith("ours "))
+    assert f"{len(TABLE)}/{len(TABLE)}" in ours
