@@ -9,6 +9,17 @@ of each link's anchor texts (textfilter.relevance), and writing
 URL-seen set, the content-seen memory, trap counters, frontier, index)
 stays with the Controller, so dedup stays global and levels stay exact.
 
+What a page asks of robots is decided here, where its files are written:
+the directives of ``<meta name="robots">``, of ``<meta name=TOKEN>`` (the
+product token of --user-agent) and of the X-Robots-Tag header lines that
+apply to TOKEN. ``noindex`` (or ``none``): the page's files are not
+written and its row keeps no title or fingerprints; ``nofollow`` (or
+``none``): its links are still listed (edges.csv: the page does link to
+them) but the Controller queues none of them (``Digest.followed``). A
+``<meta http-equiv="refresh">`` to another URL within MAX_REFRESH_DELAY
+is one more link of the page, its first: queued at the next level like
+any link (through URL_Filter and the URL-seen set), so levels stay exact.
+
 Why processes: one CPython process runs Python on one core at a time (the
 GIL); with threads alone, parsing starves the fetch threads and the loop.
 Fetching stays in the Controller's threads, where robots.txt and the
@@ -28,10 +39,18 @@ from pathlib import Path
 
 from textfilter import parse
 from textfilter.parse import filtered_ratio
+from textfilter.parsed import Parsed
+from textfilter.robotsmeta import header_directives
 from textfilter.fingerprint import body_md5, simhash, text_md5
 from textfilter.maintext import main_text
 from textfilter.relevance import Topic, anchors
 from urlfilter import UrlRules, document_base, normalize
+
+# A refresh later than this (seconds) is not followed: a page that reloads
+# or logs out after minutes is not redirecting anyone (Scrapy's
+# METAREFRESH_MAXDELAY, 100 s by default).
+MAX_REFRESH_DELAY = 100
+NOINDEX, NOFOLLOW = "noindex", "nofollow"
 
 
 @dataclass(frozen=True)
@@ -41,6 +60,7 @@ class DigestJob:
     body: bytes         # saved byte for byte
     text: str           # decoded HTML
     suffix: str = ""    # after the files' names: a revisit's new version waits as <id>.html.new
+    robots_tags: tuple[str, ...] = ()   # the response's X-Robots-Tag header lines
 
 
 @dataclass(frozen=True)
@@ -60,6 +80,12 @@ class Digest:
     extracted: dict[str, list[str]] | None = None        # --extract results; None: not a page to extract from
     relevance: float | None = None                       # of the text to the topic, 0-1; None: no topic
     link_relevance: tuple[float, ...] = ()               # per link in links: its best anchor text's relevance
+    robots: str = ""                                     # directives obeyed: "noindex", "nofollow", "noindex,nofollow"
+
+    @property
+    def followed(self) -> tuple[str, ...]:
+        """The links the page lets a crawler follow: none under nofollow."""
+        return () if NOFOLLOW in self.robots.split(",") else self.links
 
 
 @dataclass(frozen=True)
@@ -74,19 +100,25 @@ class Digester:
     near: bool = False                # compute SimHash (only --content-dedup near uses it)
     extraction: object = None         # a textfilter.extract.Extraction, or None
     topic: Topic | None = None        # score the text and the anchors against it (focused orders)
+    robots_token: str = ""            # obey robots meta and X-Robots-Tag for this token; "": ignore them
 
     def __call__(self, job: DigestJob) -> Digest:
         try:
-            parsed = parse(job.text, job.final_url, self.extractor)
+            parsed = parse(job.text, job.final_url, self.extractor, self._robots_names)
             text = main_text(job.text) if self.text_mode == "main" else parsed.text
             extracted = self._extract(job)
         except Exception as exc:  # one odd page must not end a long crawl
             return Digest(error=f"parse: {type(exc).__name__}: {exc}")
         base = document_base(job.final_url, parsed.base_href)
-        links, skipped = self.filter_links(parsed.links, base)
+        links, skipped = self.filter_links(self._refresh_link(parsed, job, base) + parsed.links, base)
         relevance, link_relevance = self._relevance(job.text, text, links, base)
+        robots = self._robots(parsed, job)
         if job.page_id < 0:   # fetched before it was queued: only its links, no files yet
-            return Digest(links=links, relevance=relevance, link_relevance=link_relevance)
+            return Digest(links=links, relevance=relevance, link_relevance=link_relevance,
+                          robots=robots)
+        if NOINDEX in robots:
+            return Digest(links=links, skipped=skipped, relevance=relevance,
+                          link_relevance=link_relevance, robots=robots)
         html_path, text_path = f"pages/{job.page_id}.html{job.suffix}", f"text/{job.page_id}.txt{job.suffix}"
         (self.out / html_path).write_bytes(job.body)
         (self.out / text_path).write_text(text, encoding="utf-8")
@@ -94,7 +126,30 @@ class Digester:
                       filtered_ratio(len(text), parsed.source_chars), links, skipped,
                       html_path, text_path, content_md5=text_md5(text), body_md5=body_md5(job.body),
                       simhash=simhash(text) if self.near else None, extracted=extracted,
-                      relevance=relevance, link_relevance=link_relevance)
+                      relevance=relevance, link_relevance=link_relevance, robots=robots)
+
+    @property
+    def _robots_names(self) -> tuple[str, ...]:
+        return ("robots", self.robots_token) if self.robots_token else ()
+
+    def _robots(self, parsed: Parsed, job: DigestJob) -> str:
+        """The directives this page's meta and header give the crawler, as
+        index.csv's robots_directives says them ("none" is both)."""
+        if not self.robots_token:
+            return ""
+        said = parsed.robots | header_directives(job.robots_tags, self.robots_token)
+        if "none" in said:
+            said = said | {NOINDEX, NOFOLLOW}
+        return ",".join(word for word in (NOINDEX, NOFOLLOW) if word in said)
+
+    def _refresh_link(self, parsed: Parsed, job: DigestJob, base: str | None) -> tuple[str, ...]:
+        """The refresh target as a link, unless it is late or the page itself."""
+        refresh = parsed.refresh
+        if refresh is None or refresh.url is None or refresh.delay > MAX_REFRESH_DELAY:
+            return ()
+        target = self.normalize(refresh.url, base)
+        return () if target is not None and target == self.normalize(job.final_url, None) \
+            else (refresh.url,)
 
     def _extract(self, job: DigestJob) -> dict[str, list[str]] | None:
         if self.extraction is None or not self.extraction.applies_to(job.final_url):

@@ -370,7 +370,7 @@ class Crawl:
             digest = Digest(error=f"parse: {type(exc).__name__}: {exc}")
         if item.id < 0:            # a speculative page's links: speculate further
             if item.url in self._speculation.bounds:
-                self._offer(digest.links, self._speculation.bounds[item.url] + 1)
+                self._offer(digest.followed, self._speculation.bounds[item.url] + 1)
             return None
         return replace(visit, digest=digest)
 
@@ -406,7 +406,7 @@ class Crawl:
         if claim is not None:
             self._adopted.append((claim, visit))
         elif visit.digest is not None:   # --processes 0: read in the fetch thread
-            self._offer(visit.digest.links, bound)
+            self._offer(visit.digest.followed, bound)
         elif visit.needs_digest:
             self._digest(item, visit)   # links only: a negative id saves no files
         return None
@@ -453,7 +453,7 @@ class Crawl:
         if item.level > self.frontier.current_level:
             self._parked.append((item, visit))
             if visit.digest is not None:
-                self._offer(visit.digest.links, item.level + 1)
+                self._offer(visit.digest.followed, item.level + 1)
             return
         self._record(item, visit)
         # Parked pages are all of the level after the open one: once it opens,
@@ -480,7 +480,8 @@ class Crawl:
 
     @staticmethod
     def _job(item: QueuedUrl, visit: Visit) -> DigestJob:
-        return DigestJob(item.id, visit.result.final_url, visit.result.body, visit.result.text)
+        return DigestJob(item.id, visit.result.final_url, visit.result.body, visit.result.text,
+                         robots_tags=visit.result.robots_tags)
 
     def _record(self, item: QueuedUrl, visit: Visit) -> None:
         """Children are journaled before the page's index row, the commit mark."""
@@ -556,10 +557,11 @@ class Crawl:
         if self._ordered:
             new = self._order_links(item, digest, duplicate=original is not None)
         elif original is None:
+            links = self._followed(digest)
             if self._expands(item):
-                new = self._enqueue(digest.links, item.level + 1, item.id)
+                new = self._enqueue(links, item.level + 1, item.id)
             else:
-                self._count_beyond_depth(digest.links)
+                self._count_beyond_depth(links)
         self.store.add_edges(item.id, item.url, digest.links)
         return digest, verdict, len(new) + self._children_before.pop(item.id, 0)
 
@@ -568,7 +570,8 @@ class Crawl:
         --max-depth waits in the frontier for a shorter path), known ones
         may lower levels, and the order hears of the page."""
         frontier, order = self.frontier, self.frontier.order
-        links = list(zip(digest.links, digest.link_relevance or (0.0,) * len(digest.links)))
+        followed = self._followed(digest) if not duplicate else digest.followed
+        links = list(zip(followed, digest.link_relevance or (0.0,) * len(followed)))
         wanted = [url for url, score in links if order.admits(score, digest.relevance)]
         new = [] if duplicate else self._enqueue(wanted, frontier.levels[item.id] + 1, item.id)
         known = [(frontier.id_of(url), score) for url, score in links]
@@ -591,7 +594,7 @@ class Crawl:
         # may be in another worker's archive.)
         self.store.add_edges(item.id, item.url, digest.links)
         self._archive(item, visit.result, digest, None)
-        links = [(url, *_trap_keys(url)) for url in digest.links]
+        links = [(url, *_trap_keys(url)) for url in digest.followed]
         commit = self.frontier.commit(item, digest.content_md5, links, self._expands(item),
                                       _row(item, visit, digest, 0, NO_VERDICT))
         if not commit.accepted:
@@ -599,6 +602,8 @@ class Crawl:
             return None
         for reason, count in commit.skipped.items():
             self.tally.skipped[reason] += count
+        if commit.duplicate_of is None:   # a duplicate's links are not queued anyway
+            self._followed(digest)
         verdict = self._shared_verdict(item, digest, commit.duplicate_of)
         if verdict.duplicate_of is not None:
             digest = self._as_duplicate(item, digest, verdict.duplicate_of)
@@ -647,6 +652,14 @@ class Crawl:
             self.warc.write_page(result.exchanges, page_id=item.id, revisit_of=revisit)
 
     # -- URL_Filter and URL_List ------------------------------------------
+    def _followed(self, digest: Digest) -> tuple[str, ...]:
+        """The page's links to queue: none when the page says nofollow (they
+        are counted, and still in edges.csv: the page does link to them)."""
+        followed = digest.followed
+        if len(followed) < len(digest.links):
+            self.tally.skipped["nofollow"] += len(digest.links) - len(followed)
+        return followed
+
     def _expands(self, item: QueuedUrl) -> bool:
         return not self.config.max_depth or item.level < self.config.max_depth
 
@@ -852,7 +865,7 @@ def _row(item: QueuedUrl, visit: Visit, digest: Digest, new_links: int,
         "duplicate_of": verdict.duplicate_of, "near_duplicate_of": verdict.near_duplicate_of,
         "hamming": verdict.hamming, "level_at_fetch": item.level,
         "relevance": digest.relevance, **validators(result.headers), "visits": 1, "changes": 0,
-        "via": _via(item),
+        "via": _via(item), "robots_directives": digest.robots,
     }
 
 

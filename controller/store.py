@@ -21,6 +21,7 @@ INDEX_COLUMNS = (
     "fetched_at", "elapsed_ms", "html_path", "text_path", "error", "title",
     "content_md5", "body_md5", "simhash", "duplicate_of", "near_duplicate_of", "hamming",
     "in_links", "level_at_fetch", "relevance", "etag", "last_modified", "visits", "changes", "via",
+    "robots_directives",
 )
 SITEMAP_COLUMNS = ("url", "lastmod", "sitemap")
 EDGE_COLUMNS = ("from_id", "from_url", "to_url")

@@ -11,7 +11,8 @@ from collections.abc import Callable
 
 from controller.config import CrawlConfig, order_params
 from controller.digest import Digester
-from getpage import ADDRESS_CATEGORIES, FetchConfig, Fetcher, PolitenessGate, address_categories, host_key
+from getpage import (ADDRESS_CATEGORIES, FetchConfig, Fetcher, PolitenessGate, address_categories,
+                     host_key, product_token)
 from getpage.politeness import Cancelled
 from textfilter.duplicates import ContentSeen
 from textfilter.extract import Extraction
@@ -87,7 +88,8 @@ def frontier(config: CrawlConfig, gate: PolitenessGate, shared=None, sync_rows=N
 def digester(config: CrawlConfig, rules: UrlRules) -> Digester:
     return Digester(config.out, rules, config.extractor, config.fold_www, config.drop_query,
                     config.drop_params, config.text_mode, near=config.content_dedup == "near",
-                    extraction=extraction(config), topic=topic(config))
+                    extraction=extraction(config), topic=topic(config),
+                    robots_token=product_token(config.user_agent) if config.obey_robots else "")
 
 
 def topic(config: CrawlConfig) -> Topic | None:

@@ -205,7 +205,9 @@ def write_response(request: BaseHTTPRequestHandler, response: Response) -> None:
     request.send_response(response.status)
     for name, value in response.headers.items():
         if name.lower() != "content-length":
-            request.send_header(name, value)
+            # A tuple of values is that many header lines (X-Robots-Tag, Set-Cookie).
+            for line in (value if isinstance(value, tuple) else (value,)):
+                request.send_header(name, line)
     request.send_header("Content-Length", str(len(response.body)))
     request.end_headers()
     if request.command != "HEAD":

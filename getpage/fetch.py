@@ -532,7 +532,8 @@ class Fetcher:
         if not declared or declared in self._html_types:
             body = self._body(response, deadline, not declared, tap, self._config.max_bytes)
             if body is not None:
-                return _Hop(_page(url, status, headers, declared or "text/html", body))
+                page = _page(url, status, headers, declared or "text/html", body)
+                return _Hop(replace(page, robots_tags=tuple(response.headers.getlist("x-robots-tag"))))
         # Not HTML (by its label, or unlabelled and not looking like it): a
         # labelled body is never downloaded.
         return _Hop(FetchResult(url=url, final_url=url, status=status, headers=headers,

@@ -34,6 +34,10 @@ class FetchResult:
     # A scheduled fetch (Fetcher.fetch(reserved=True)) that is not finished:
     # where it goes on, and not before when. Nothing else in it is final.
     pending: Continuation | None = None
+    # The final response's X-Robots-Tag values, one per header line, in
+    # order: ``headers`` joins repeats with ", ", which would run a line
+    # for one crawler ("otherbot: nofollow") into the next line's items.
+    robots_tags: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:

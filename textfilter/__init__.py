@@ -17,6 +17,8 @@ What else a page's text is used for, each in its own module:
     fingerprint.text_md5 / body_md5 / simhash -> a page's fingerprints
     duplicates.ContentSeen -> the crawl's memory of page contents (exact, near)
     extract.Extraction -> --extract patterns (CSS or XPath) applied to a page
+    robotsmeta -> robots directives (<meta name="robots">, X-Robots-Tag) and
+        <meta http-equiv="refresh"> read as the HTML Standard reads it
 """
 from textfilter.links import EXTRACTORS, extract_links
 from textfilter.parse import parse

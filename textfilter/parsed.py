@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from textfilter.robotsmeta import Refresh
+
 
 @dataclass(frozen=True)
 class Parsed:
@@ -16,3 +18,8 @@ class Parsed:
     # resolves it by the URL Standard (urlfilter.normalize.document_base);
     # base_url is the simpler urljoin reading, for callers without URL_Filter.
     base_href: str | None = None
+    # The directives of the <meta name> elements parse() was asked about
+    # ("robots" and a crawler's token), lower case: {"noindex", "nofollow"} ...
+    robots: frozenset[str] = frozenset()
+    # The page's declarative refresh (<meta http-equiv="refresh">), if any.
+    refresh: Refresh | None = None
