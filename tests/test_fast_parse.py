@@ -16,6 +16,7 @@ from collections.abc import Iterator
 
 import pytest
 from test_links import BASE_CASES, FRAGMENTS, KNOWN_DISAGREEMENTS, LINK_CASES, ORDINARY_PAGES
+from test_robotsmeta import META_PAGES
 from test_textfilter import GARBAGE, TEXT_CASES, TITLE_CASES
 
 from demosite import DemoSite
@@ -24,11 +25,15 @@ from textfilter import parse
 from textfilter.fast import read_page
 
 PAGE_URL = "http://site.test/dir/page.html"
+ROBOTS_NAMES = ("robots", "bfs-crawler")   # so the <meta> readings are compared too
 PARSE_MODULE = importlib.import_module("textfilter.parse")  # the package's name "parse" is the function
 
 
 def assert_same_as_reference(html: str, url: str = PAGE_URL) -> None:
-    assert parse(html, url, "lxml") == parse(html, url, "bs4")
+    reference = parse(html, url, "bs4", ROBOTS_NAMES)
+    assert parse(html, url, "lxml", ROBOTS_NAMES) == reference
+    regex = parse(html, url, "regex", ROBOTS_NAMES)
+    assert (regex.robots, regex.refresh) == (reference.robots, reference.refresh)
 
 
 # -- (a) the demo site ---------------------------------------------------------------
@@ -83,8 +88,16 @@ def benchmark_like_page(seed: int, size: int = 16_000, links: int = 27) -> str:
     return "".join(parts).replace("\n", newline)
 
 
+# What a page's head may say to robots, one per seed in turn.
+ROBOTS_HEADS = ("", '<meta name="robots" content="noindex, follow">\n',
+                '<META NAME="BFS-Crawler" CONTENT="NoFollow">\n'
+                "<meta http-equiv=refresh content=\"30; URL='/next?a=1&amp;b=2'\">\n",
+                '<meta http-equiv="Refresh" content=" 5 , url = /x ">\n<meta name=robots content=none>\n')
+
+
 def _head(rng: random.Random, seed: int) -> str:
     return ("<!DOCTYPE html>\n<html lang=en>\n<head>\n<meta charset=utf-8>\n"
+            + ROBOTS_HEADS[seed % len(ROBOTS_HEADS)] +
             f"<title>Page {seed} &mdash; {rng.choice(WORDS)} &amp; {CJK[:4]}</title>\n"
             "<style>\nbody { font: 14px sans-serif } /* <a href=/css> */\n</style>\n"
             "<script>var t = '<p>not text</p>'; if (a < b && c > d) { go('/js'); }</script>\n"
@@ -164,6 +177,9 @@ def test_generated_pages_are_shaped_like_the_benchmark_site() -> None:
         assert 15_000 <= len(html) <= 17_500
         assert len(parsed.links) >= 27 + 6   # 27 generated, plus footer, iframe and noscript links
         assert "\t" in parsed.text and "网络" in parsed.text and "    return x < " in parsed.text
+    readings = {(parsed.robots, parsed.refresh) for parsed in
+                (parse(html, PAGE_URL, "lxml", ROBOTS_NAMES) for html in GENERATED)}
+    assert len(readings) == len(ROBOTS_HEADS)   # each head's <meta> elements are read
 
 
 @pytest.mark.parametrize("html", GENERATED, ids=[f"seed {i}" for i in range(len(GENERATED))])
@@ -181,6 +197,7 @@ TABLE_CASES = {
     **{f"base: {c[0]}": c[1] for c in BASE_CASES},
     **{f"disagreement: {c[0][:50]}": c[1] for c in KNOWN_DISAGREEMENTS},
     **{f"page: {name}": page[0] for name, page in ORDINARY_PAGES.items()},
+    **{f"meta: {name}": page[0] for name, page in META_PAGES.items()},
 }
 # Pages without a root element: libxml2 builds no tree, so the reference reads them.
 NO_TREE = {"text: an empty page has no text", "links: empty page",
@@ -275,6 +292,9 @@ TEXT_FRAGMENTS = FRAGMENTS + [
     "</pre>", "<listing>\n a \n", "</listing>", "<ruby><rt>", "<select><option>a", "<dl><dt>",
     "<caption>", "<th>", "</td><td>", "<o:p>", "</o:p>", "&nbsp;", "\u3000", "\x1c", "\f",
     "<head>", "</head>", "</body>", "<svg><title>t</title>", "<template><title>tt</title></template>",
+    "<meta name=robots content=nofollow>", "<meta name='bfs-crawler' content='noindex'>",
+    "<meta http-equiv=refresh content='0;url=/r'>", "<meta http-equiv=refresh content=x>",
+    "<svg><meta name=robots content=noindex></svg>",
 ]
 
 
@@ -283,7 +303,7 @@ def test_random_awkward_pages_parse_alike() -> None:
     fast = 0
     for _ in range(1500):
         html = "".join(rng.choice(TEXT_FRAGMENTS) for _ in range(rng.randrange(1, 30)))
-        assert parse(html, PAGE_URL, "lxml") == parse(html, PAGE_URL, "bs4"), html
+        assert parse(html, PAGE_URL, "lxml", ROBOTS_NAMES) == parse(html, PAGE_URL, "bs4", ROBOTS_NAMES), html
         fast += read_page(html) is not None
     assert fast > 1300   # the comparisons really did exercise the fast path
 
@@ -298,4 +318,4 @@ def test_mangled_demo_pages_parse_alike() -> None:
             html = html[:cut] + rng.choice(TEXT_FRAGMENTS) + html[cut:]
         if rng.random() < 0.3:
             html = html[:rng.randrange(len(html) + 1)]
-        assert parse(html, PAGE_URL, "lxml") == parse(html, PAGE_URL, "bs4"), html
+        assert parse(html, PAGE_URL, "lxml", ROBOTS_NAMES) == parse(html, PAGE_URL, "bs4", ROBOTS_NAMES), html

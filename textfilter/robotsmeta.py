@@ -28,7 +28,6 @@ from dataclasses import dataclass
 # Directives that carry a value after a colon, which is not a crawler's name
 # (Google's list): "unavailable_after: 25 Jun 2010 15:00:00 PST".
 _VALUED = frozenset({"unavailable_after", "max-snippet", "max-image-preview", "max-video-preview"})
-_ITEM_SEPARATOR = re.compile(r"[,\s]+")
 _AGENT_PREFIX = re.compile(r"\s*([A-Za-z0-9_.-]+)\s*:\s*(.*)", re.DOTALL)
 _ASCII_WHITESPACE = "\t\n\f\r "
 _DIGITS = "0123456789"
@@ -43,8 +42,13 @@ class Refresh:
 
 
 def directives(content: str) -> frozenset[str]:
-    """The directives of one robots meta content or header item, lower case."""
-    return frozenset(word for word in _ITEM_SEPARATOR.split(content.lower()) if word)
+    """The directives of a robots meta content (or of header items), lower
+    case; of a directive with a value ("max-snippet: 50") only its name."""
+    found: set[str] = set()
+    for item in content.lower().split(","):
+        name, colon, _ = item.partition(":")
+        found.update([name.strip()] if colon else item.split())
+    return frozenset(found - {""})
 
 
 def header_directives(values: Iterable[str], agent: str) -> frozenset[str]:
