@@ -209,3 +209,22 @@ def test_a_noindex_page_is_still_archived_in_the_warc(serve, tmp_path) -> None:
         archived = {record.rec_headers.get_header("WARC-Target-URI")
                     for record in ArchiveIterator(f) if record.rec_type == "response"}
     assert url + "noindex" in archived and url + "none" in archived
+
+
+@pytest.mark.parametrize("ignore_robots", [False, True], ids=["obeyed", "ignored"])
+def test_a_crawl_shared_through_redis_decides_alike(serve, tmp_path, redis_server,
+                                                     ignore_robots) -> None:
+    """_commit_shared queues a page's children in Redis: nofollow holds there too."""
+    out = tmp_path / "worker"
+    with serve(answer) as (url, log):
+        result = crawl(url, out=out, max_depth=3, delay=0, quiet=True, redis=redis_server.url,
+                       crawl_id="robotsmeta", ignore_robots=ignore_robots)
+    assert followed_from(log) == (set(PAGES) if ignore_robots else FOLLOWED)
+    rows = by_path(out)
+    expected = {} if ignore_robots else OBEYED
+    assert {path: row["robots_directives"] for path, row in rows.items() if path in PAGES} == \
+        {path: expected.get(path, "") for path in PAGES}
+    assert all(bool(row["html_path"]) != ("noindex" in row["robots_directives"])
+               for row in rows.values())
+    nofollow_links = 0 if ignore_robots else sum("nofollow" in d for d in OBEYED.values()) + 1
+    assert result.stats["skipped_links"].get("nofollow", 0) == nofollow_links
