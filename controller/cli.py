@@ -76,8 +76,11 @@ FETCH_OPTIONS = [
                  help="Longer redirect chains are recorded as errors."),
     click.option("--user-agent", default=DEFAULT_USER_AGENT, show_default=True,
                  help="User-Agent header: NAME/VERSION first, then comments, e.g. "
-                      "'mybot/1.0 (+https://example.org/bot)'; robots.txt groups match NAME."),
-    click.option("--ignore-robots", is_flag=True, help="Do not read or obey robots.txt."),
+                      "'mybot/1.0 (+https://example.org/bot)'; robots.txt groups, "
+                      "<meta name=NAME> and 'X-Robots-Tag: NAME: ...' match NAME."),
+    click.option("--ignore-robots", is_flag=True,
+                 help="Do not read or obey robots.txt, nor the noindex and nofollow of "
+                      "<meta name=robots> and X-Robots-Tag (meta refreshes are still followed)."),
     click.option("--retries", type=click.IntRange(min=0), default=2, show_default=True,
                  help="Extra attempts after connection errors, timeouts, 429 and 5xx."),
     click.option("--allow-private", is_flag=True,
