@@ -35,8 +35,8 @@ class FetchResult:
     # where it goes on, and not before when. Nothing else in it is final.
     pending: Continuation | None = None
     # The final response's X-Robots-Tag values, one per header line, in
-    # order: ``headers`` joins repeats with ", ", which would run a line
-    # for one crawler ("otherbot: nofollow") into the next line's items.
+    # order: a crawler's name at the start of a line ("otherbot: nofollow")
+    # holds to the end of that line only, which one value per name cannot say.
     robots_tags: tuple[str, ...] = ()
 
     @property

@@ -17,6 +17,8 @@ import pytest
 
 from controller.api import crawl
 from demosite import Response
+from getpage import Fetcher
+from getpage_stub import local_config
 
 
 def page(body: str, head: str = "") -> bytes:
@@ -152,6 +154,14 @@ def test_pages_fetched_ahead_of_their_level_speculate_no_nofollow_link(serve, tm
     assert result.stats["speculative"]["fetches"] > 0
     level = 2 if seed == "deep" else 3
     assert by_path(out)["/nofollow"]["level"] == str(level)
+
+
+def test_getpage_reports_each_x_robots_tag_line(serve) -> None:
+    """Joined into one value, the lines would read as one line for otherbot;
+    getpage hands them over one by one, in order."""
+    with serve(answer) as (url, _), Fetcher(local_config("bfs-crawler/1", delay=0)) as fetcher:
+        result = fetcher.fetch(url + "header-lines")
+    assert result.robots_tags == ("otherbot: nofollow", "noindex")
 
 
 def test_ignore_robots_follows_and_keeps_every_page(serve, tmp_path) -> None:
