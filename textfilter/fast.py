@@ -53,7 +53,7 @@ _ROLE: dict[str, object] = {
     **dict.fromkeys(PREFORMATTED, _VERBATIM),
     **dict.fromkeys(DROPPED, _DROP),
 }
-_URL_TAGS = tuple(URL_ATTRIBUTE)
+_WALKED_TAGS = (*URL_ATTRIBUTE, "meta")
 # How the reference's tree builder treats strings, read from it so that the
 # two cannot drift apart: inside these elements white-space-only strings stay
 # as they are (elsewhere they shrink, see _bs4_spaces) ...
@@ -95,9 +95,9 @@ def read_page(html: str, robots_names: Collection[str] = ("robots",)) -> Reading
     title = _title(top)
     if title is None:
         return None
-    base_href, links = base_and_links(_url_attributes(top))
-    robots, refresh = meta_of((meta.attrib for element in top for meta in element.iter("meta")),
-                              robots_names)
+    pairs, metas = _url_attributes_and_metas(top)
+    base_href, links = base_and_links(pairs)
+    robots, refresh = meta_of(metas, robots_names)
     return Reading(text=layout_text(top), title=title, base_href=base_href, links=links,
                    robots=robots, refresh=refresh)
 
@@ -233,12 +233,14 @@ def _title(top: list[etree._Element]) -> str | None:
     return ""
 
 
-def _url_attributes(top: list[etree._Element]) -> list[tuple[str, str]]:
-    """(tag, raw value) of each URL attribute, in document order, as links.soup_links."""
-    pairs = []
+def _url_attributes_and_metas(top: list[etree._Element]) -> tuple[list[tuple[str, str]], list]:
+    """(tag, raw value) of each URL attribute, in document order, as
+    links.soup_links, and the attributes of each <meta>: one walk for both."""
+    pairs, metas = [], []
     for element in top:
-        for node in element.iter(_URL_TAGS):
-            value = node.get(URL_ATTRIBUTE[node.tag])
-            if value is not None:
+        for node in element.iter(_WALKED_TAGS):
+            if node.tag == "meta":
+                metas.append(node.attrib)
+            elif (value := node.get(URL_ATTRIBUTE[node.tag])) is not None:
                 pairs.append((node.tag, value))
-    return pairs
+    return pairs, metas
