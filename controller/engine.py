@@ -557,7 +557,8 @@ class Crawl:
         if self._ordered:
             new = self._order_links(item, digest, duplicate=original is not None)
         elif original is None:
-            links = self._followed(digest)
+            self._count_nofollow(digest)
+            links = digest.followed
             if self._expands(item):
                 new = self._enqueue(links, item.level + 1, item.id)
             else:
@@ -570,7 +571,9 @@ class Crawl:
         --max-depth waits in the frontier for a shorter path), known ones
         may lower levels, and the order hears of the page."""
         frontier, order = self.frontier, self.frontier.order
-        followed = self._followed(digest) if not duplicate else digest.followed
+        if not duplicate:
+            self._count_nofollow(digest)
+        followed = digest.followed
         links = list(zip(followed, digest.link_relevance or (0.0,) * len(followed)))
         wanted = [url for url, score in links if order.admits(score, digest.relevance)]
         new = [] if duplicate else self._enqueue(wanted, frontier.levels[item.id] + 1, item.id)
@@ -603,7 +606,7 @@ class Crawl:
         for reason, count in commit.skipped.items():
             self.tally.skipped[reason] += count
         if commit.duplicate_of is None:   # a duplicate's links are not queued anyway
-            self._followed(digest)
+            self._count_nofollow(digest)
         verdict = self._shared_verdict(item, digest, commit.duplicate_of)
         if verdict.duplicate_of is not None:
             digest = self._as_duplicate(item, digest, verdict.duplicate_of)
@@ -652,13 +655,11 @@ class Crawl:
             self.warc.write_page(result.exchanges, page_id=item.id, revisit_of=revisit)
 
     # -- URL_Filter and URL_List ------------------------------------------
-    def _followed(self, digest: Digest) -> tuple[str, ...]:
-        """The page's links to queue: none when the page says nofollow (they
-        are counted, and still in edges.csv: the page does link to them)."""
-        followed = digest.followed
-        if len(followed) < len(digest.links):
-            self.tally.skipped["nofollow"] += len(digest.links) - len(followed)
-        return followed
+    def _count_nofollow(self, digest: Digest) -> None:
+        """A nofollow page's links are not queued (Digest.followed), but
+        counted, and still in edges.csv: the page does link to them."""
+        if kept_out := len(digest.links) - len(digest.followed):
+            self.tally.skipped["nofollow"] += kept_out
 
     def _expands(self, item: QueuedUrl) -> bool:
         return not self.config.max_depth or item.level < self.config.max_depth
