@@ -16,9 +16,10 @@ apply to TOKEN. ``noindex`` (or ``none``): the page's files are not
 written and its row keeps no title or fingerprints; ``nofollow`` (or
 ``none``): its links are still listed (edges.csv: the page does link to
 them) but the Controller queues none of them (``Digest.followed``). A
-``<meta http-equiv="refresh">`` to another URL within MAX_REFRESH_DELAY
-is one more link of the page, its first: queued at the next level like
-any link (through URL_Filter and the URL-seen set), so levels stay exact.
+``<meta http-equiv="refresh">`` to another URL, sooner than
+REFRESH_DELAY_LIMIT, is one more link of the page, its first: queued at
+the next level like any link (through URL_Filter and the URL-seen set),
+so levels stay exact.
 
 Why processes: one CPython process runs Python on one core at a time (the
 GIL); with threads alone, parsing starves the fetch threads and the loop.
@@ -46,10 +47,10 @@ from textfilter.maintext import main_text
 from textfilter.relevance import Topic, anchors
 from urlfilter import UrlRules, document_base, normalize
 
-# A refresh later than this (seconds) is not followed: a page that reloads
-# or logs out after minutes is not redirecting anyone (Scrapy's
-# METAREFRESH_MAXDELAY, 100 s by default).
-MAX_REFRESH_DELAY = 100
+# A refresh is followed only if it comes sooner than this (seconds): a page
+# that reloads or logs out after minutes is not redirecting anyone (Scrapy's
+# rule, with its METAREFRESH_MAXDELAY default).
+REFRESH_DELAY_LIMIT = 100
 NOINDEX, NOFOLLOW = "noindex", "nofollow"
 
 
@@ -145,7 +146,7 @@ class Digester:
     def _refresh_link(self, parsed: Parsed, job: DigestJob, base: str | None) -> tuple[str, ...]:
         """The refresh target as a link, unless it is late or the page itself."""
         refresh = parsed.refresh
-        if refresh is None or refresh.url is None or refresh.delay > MAX_REFRESH_DELAY:
+        if refresh is None or refresh.url is None or refresh.delay >= REFRESH_DELAY_LIMIT:
             return ()
         target = self.normalize(refresh.url, base)
         return () if target is not None and target == self.normalize(job.final_url, None) \

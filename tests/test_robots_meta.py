@@ -50,6 +50,8 @@ PAGES: dict[str, tuple[str, tuple[str, ...]]] = {
     "/refresh": (refresh("0; url='/refresh-target'"), ()),
     "/refresh-self": (refresh("0; URL=/refresh-self"), ()),
     "/refresh-late": (refresh("600; url=/late-target"), ()),
+    "/refresh-99": (refresh("99; url=/target-99"), ()),        # Scrapy's limit: sooner than 100 s
+    "/refresh-100": (refresh("100; url=/target-100"), ()),
     "/refresh-nofollow": (refresh("0;url=/refresh-target-nofollow") + meta("robots", "nofollow"), ()),
 }
 HOME = page("".join(f'<a href="{path}">{path}</a>' for path in PAGES)
@@ -115,6 +117,7 @@ def test_pages_that_say_nofollow_or_noindex_are_obeyed(serve, tmp_path, options)
     assert followed_from(log) == FOLLOWED
     assert "/rel-nofollow" in paths          # rel="nofollow" on one link is followed
     assert "/refresh-target" in paths and "/late-target" not in paths
+    assert "/target-99" in paths and "/target-100" not in paths
     assert "/refresh-target-nofollow" not in paths
     rows = by_path(out)
     for path in PAGES:
