@@ -81,7 +81,7 @@ class Digest:
     extracted: dict[str, list[str]] | None = None        # --extract results; None: not a page to extract from
     relevance: float | None = None                       # of the text to the topic, 0-1; None: no topic
     link_relevance: tuple[float, ...] = ()               # per link in links: its best anchor text's relevance
-    robots: str = ""                                     # directives obeyed: "noindex", "nofollow", "noindex,nofollow"
+    robots: str = ""                                     # obeyed: "noindex", "nofollow", "noindex,nofollow"
 
     @property
     def followed(self) -> tuple[str, ...]:

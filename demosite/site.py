@@ -55,7 +55,7 @@ _NOT_FOUND = (
 @dataclass(frozen=True)
 class Response:
     status: int
-    headers: dict[str, str]  # without Content-Length, which the server adds (a tuple of strings: one line each)
+    headers: dict[str, str]  # without Content-Length, which the server adds; a tuple: one line each
     body: bytes  # never compressed; the server compresses on request
 
 
