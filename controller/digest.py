@@ -16,10 +16,10 @@ apply to TOKEN. ``noindex`` (or ``none``): the page's files are not
 written and its row keeps no title or fingerprints; ``nofollow`` (or
 ``none``): its links are still listed (edges.csv: the page does link to
 them) but the Controller queues none of them (``Digest.followed``). A
-``<meta http-equiv="refresh">`` to another URL, sooner than
-REFRESH_DELAY_LIMIT, is one more link of the page, its first: queued at
-the next level like any link (through URL_Filter and the URL-seen set),
-so levels stay exact.
+``<meta http-equiv="refresh">`` (or a Refresh header) to another URL,
+sooner than REFRESH_DELAY_LIMIT, is one more link of the page, its first:
+queued at the next level like any link (through URL_Filter and the
+URL-seen set), so levels stay exact.
 
 Why processes: one CPython process runs Python on one core at a time (the
 GIL); with threads alone, parsing starves the fetch threads and the loop.
@@ -41,7 +41,7 @@ from pathlib import Path
 from textfilter import parse
 from textfilter.parse import filtered_ratio
 from textfilter.parsed import Parsed
-from textfilter.robotsmeta import header_directives
+from textfilter.robotsmeta import Refresh, header_directives, parse_refresh
 from textfilter.fingerprint import body_md5, simhash, text_md5
 from textfilter.maintext import main_text
 from textfilter.relevance import Topic, anchors
@@ -62,6 +62,7 @@ class DigestJob:
     text: str           # decoded HTML
     suffix: str = ""    # after the files' names: a revisit's new version waits as <id>.html.new
     robots_tags: tuple[str, ...] = ()   # the response's X-Robots-Tag header lines
+    refresh: str | None = None          # the response's Refresh header, if it had one
 
 
 @dataclass(frozen=True)
@@ -145,7 +146,7 @@ class Digester:
 
     def _refresh_link(self, parsed: Parsed, job: DigestJob, base: str | None) -> tuple[str, ...]:
         """The refresh target as a link, unless it is late or the page itself."""
-        refresh = parsed.refresh
+        refresh = _header_refresh(job) or parsed.refresh
         if refresh is None or refresh.url is None or refresh.delay >= REFRESH_DELAY_LIMIT:
             return ()
         target = self.normalize(refresh.url, base)
@@ -191,6 +192,13 @@ class Digester:
     def normalize(self, href: str, base: str | None) -> str | None:
         return normalize(href, base, fold_www=self.fold_www, drop_query=self.drop_query,
                          drop_params=self.drop_params)
+
+
+def _header_refresh(job: DigestJob) -> Refresh | None:
+    """A Refresh header, read as the meta's content is: browsers obey it, and
+    it comes before any <meta> (the HTML Standard runs the same steps on it
+    when the document is created)."""
+    return None if job.refresh is None else parse_refresh(job.refresh)
 
 
 class DigestPool:

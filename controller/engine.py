@@ -480,8 +480,9 @@ class Crawl:
 
     @staticmethod
     def _job(item: QueuedUrl, visit: Visit) -> DigestJob:
-        return DigestJob(item.id, visit.result.final_url, visit.result.body, visit.result.text,
-                         robots_tags=visit.result.robots_tags)
+        result = visit.result
+        return DigestJob(item.id, result.final_url, result.body, result.text,
+                         robots_tags=result.robots_tags, refresh=result.headers.get("refresh"))
 
     def _record(self, item: QueuedUrl, visit: Visit) -> None:
         """Children are journaled before the page's index row, the commit mark."""

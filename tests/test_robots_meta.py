@@ -55,7 +55,7 @@ PAGES: dict[str, tuple[str, tuple[str, ...]]] = {
     "/refresh-nofollow": (refresh("0;url=/refresh-target-nofollow") + meta("robots", "nofollow"), ()),
 }
 HOME = page("".join(f'<a href="{path}">{path}</a>' for path in PAGES)
-            + '<a rel="nofollow" href="/rel-nofollow">rel</a>')
+            + '<a rel="nofollow" href="/rel-nofollow">rel</a><a href="/refresh-header">h</a>')
 SLOW_SECONDS = 1.5
 # What the crawler obeys: path -> robots_directives (pages not listed: "").
 OBEYED = {"/nofollow": "nofollow", "/noindex": "noindex", "/none": "noindex,nofollow",
@@ -81,6 +81,9 @@ def answer(request) -> Response:
     if path == "/slow":
         time.sleep(SLOW_SECONDS)   # the fault under test: level 1 stays open meanwhile
         return Response(200, {"Content-Type": "text/html"}, page("slow"))
+    if path == "/refresh-header":   # a Refresh header comes before the page's own meta
+        return Response(200, {"Content-Type": "text/html", "Refresh": "0; url=/header-target"},
+                        page("", refresh("0; url=/meta-target")))
     if path in PAGES:
         head, tags = PAGES[path]
         headers = {"Content-Type": "text/html", **({"X-Robots-Tag": tags} if tags else {})}
@@ -118,6 +121,7 @@ def test_pages_that_say_nofollow_or_noindex_are_obeyed(serve, tmp_path, options)
     assert "/rel-nofollow" in paths          # rel="nofollow" on one link is followed
     assert "/refresh-target" in paths and "/late-target" not in paths
     assert "/target-99" in paths and "/target-100" not in paths
+    assert "/header-target" in paths and "/meta-target" not in paths
     assert "/refresh-target-nofollow" not in paths
     rows = by_path(out)
     for path in PAGES:
