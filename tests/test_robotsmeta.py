@@ -93,6 +93,11 @@ def test_x_robots_tag_lines_apply_to_every_crawler_or_to_the_one_named(lines, ex
     assert header_directives(lines, "bfs-crawler") == expected
 
 
+def test_a_crawler_name_is_any_product_token() -> None:
+    assert header_directives(["my+bot~2: nofollow"], "my+bot~2") == {"nofollow"}
+    assert header_directives(["my+bot~2: nofollow"], "bfs-crawler") == set()
+
+
 NAMES = ("robots", "bfs-crawler")
 META_PAGES = {
     # name: (html, robots directives, refresh)

@@ -28,7 +28,8 @@ from dataclasses import dataclass
 # Directives that carry a value after a colon, which is not a crawler's name
 # (Google's list): "unavailable_after: 25 Jun 2010 15:00:00 PST".
 _VALUED = frozenset({"unavailable_after", "max-snippet", "max-image-preview", "max-video-preview"})
-_AGENT_PREFIX = re.compile(r"\s*([A-Za-z0-9_.-]+)\s*:\s*(.*)", re.DOTALL)
+# A crawler's name is a product token: RFC 9110 token characters.
+_AGENT_PREFIX = re.compile(r"\s*([!#$%&'*+.^_`|~0-9A-Za-z-]+)\s*:\s*(.*)", re.DOTALL)
 _ASCII_WHITESPACE = "\t\n\f\r "
 _DIGITS = "0123456789"
 
