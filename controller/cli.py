@@ -21,6 +21,7 @@ from controller.config import (CONTENT_DEDUP_MODES, DEFAULT_USER_AGENT, MAX_SIMH
                                ORDER_NAMES, TEXT_MODES, VERSION, ConfigError, CrawlConfig,
                                default_processes)
 from controller.engine import Crawl
+from controller.localfailure import EXIT_LOCAL, LocalFailureError
 from controller.resume import MUST_MATCH, SETTINGS_FILE, STATE_DIR, WARC_FILE, refuse_if_locked
 from controller.progress import Progress, in_force
 from controller.readers.export import EXPORT_FORMATS, export_pages
@@ -430,6 +431,8 @@ def run_crawl(config: CrawlConfig, expected=None, *, resume=False, overwrite=Fal
                       resume=resume, overwrite=overwrite, shared=shared)
     except OutputError as exc:
         raise click.UsageError(str(exc)) from None
+    except LocalFailureError as exc:
+        raise LocalFailureExit(str(exc)) from None
     if before_run is not None:
         before_run()
     if progress:
@@ -494,8 +497,15 @@ def failure(stats: dict) -> str | None:
     return None
 
 
+class LocalFailureExit(click.ClickException):
+    """This machine could not write the crawl's files: one line, exit 3."""
+    exit_code = EXIT_LOCAL
+
+
 def _exit_for(stats: dict) -> None:
     reason, out = stats["stop_reason"], stats["settings"]["out"]
+    if stats.get("local_failure"):   # the line says how to go on (controller/localfailure.py)
+        raise LocalFailureExit(stats["local_failure"])
     problem = failure(stats)
     if problem:
         click.echo(f"crawler: error: {problem}", err=True)
@@ -690,7 +700,7 @@ def demo(out, port, max_depth, workers, delay, dedup, content_dedup, warc, ignor
                              obey_robots=not ignore_robots, progress=not quiet)
         stats = run_crawl(config, expected, overwrite=True)   # the demo's own directory
     got = [(row["urls"], row["pages"]) for row in stats["levels"]]
-    if stats["stop_reason"] in ("interrupted", "terminated"):
+    if stats["stop_reason"] in ("interrupted", "terminated") or stats.get("local_failure"):
         _exit_for(stats)
     if got != expected:
         click.echo("demo: the crawl does NOT match the demo site's ground truth", err=True)

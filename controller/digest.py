@@ -34,7 +34,7 @@ import signal
 import sys
 from collections import Counter
 from concurrent.futures import Future, ProcessPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -122,8 +122,7 @@ class Digester:
             return Digest(links=links, skipped=skipped, relevance=relevance,
                           link_relevance=link_relevance, robots=robots)
         html_path, text_path = f"pages/{job.page_id}.html{job.suffix}", f"text/{job.page_id}.txt{job.suffix}"
-        (self.out / html_path).write_bytes(job.body)
-        (self.out / text_path).write_text(text, encoding="utf-8")
+        self._save(html_path, job.body, text_path, text.encode("utf-8"))
         return Digest(parsed.title, len(text), parsed.source_chars,
                       filtered_ratio(len(text), parsed.source_chars), links, skipped,
                       html_path, text_path, content_md5=text_md5(text), body_md5=body_md5(job.body),
@@ -152,6 +151,21 @@ class Digester:
         target = self.normalize(refresh.url, base)
         return () if target is not None and target == self.normalize(job.final_url, None) \
             else (refresh.url,)
+
+    def _save(self, *paths_and_bytes) -> None:
+        """Write the page's files. A file this machine cannot write (a full
+        disk) is no fault of the page: OSError goes to the Controller, which
+        stops the crawl without recording the page, and no part of its files
+        is left to take space."""
+        pairs = list(zip(paths_and_bytes[::2], paths_and_bytes[1::2]))
+        try:
+            for path, data in pairs:
+                (self.out / path).write_bytes(data)
+        except OSError as exc:
+            for written, _ in pairs:
+                with suppress(OSError):
+                    (self.out / written).unlink(missing_ok=True)
+            raise OSError(exc.errno, exc.strerror, path) from None
 
     def _extract(self, job: DigestJob) -> dict[str, list[str]] | None:
         if self.extraction is None or not self.extraction.applies_to(job.final_url):

@@ -48,6 +48,7 @@ from controller.store import PageStore
 from controller.tally import Snapshot, Tally
 from controller.trace import TraceLog, utc_now
 from controller.extracted import ExtractedWriter, ExtractionTally
+from controller.localfailure import LocalFailure, LocalFailureError
 from getpage import Ask, Fetcher, FetchResult, host_key
 from textfilter.duplicates import ContentVerdict
 from textfilter.fingerprint import body_md5
@@ -90,6 +91,9 @@ class Crawl:
         self.shared = shared   # a controller.shared.Shared: this process is one worker of many
         try:
             self._open(config, fetcher, resume)
+        except OSError as exc:   # a file of the crawl cannot be read or written (a full disk)
+            self.lock.release()
+            raise LocalFailureError(LocalFailure.of(exc, config.out)) from None
         except BaseException:
             self.lock.release()
             raise
@@ -130,6 +134,7 @@ class Crawl:
         self._last_progress = 0.0
         self.stop_reason = ""
         self.parser_failure = ""     # why the parser processes broke, if they did
+        self.local_failure: LocalFailure | None = None   # a crawl file could not be written
         self.seeds_failed: list[dict] = []   # seeds whose row has an error
         self._stop_now = False       # a stop that does not wait for the URLs handed out
         self._cancelled = False      # fetches waiting for their host were told to give up
@@ -171,19 +176,36 @@ class Crawl:
     # -- the loop ---------------------------------------------------------
     def run(self) -> dict:
         self._started = time.monotonic()
-        self._begin()
         try:
-            self.parsers = (DigestPool(self.digester, self.config.processes)
-                            if self.config.processes else None)
             try:
                 with ThreadPoolExecutor(self.config.workers, thread_name_prefix="getpage") as fetchers:
-                    self._loop(fetchers)
+                    self._run_loop(fetchers)
             finally:
                 if self.parsers:   # also when the loop raises (a second Ctrl-C): no worker outlives us
                     self.parsers.close()
             return self._finish()
         finally:
             self.lock.release()   # last: whoever takes it next finds complete files
+
+    def _run_loop(self, fetchers: ThreadPoolExecutor) -> None:
+        """The loop, stopped at once by a local failure: every file the loop
+        thread touches is local, and a fetch never raises for the network
+        (getpage's contract), so an OSError here is this machine's."""
+        try:
+            self._begin()
+            self.parsers = (DigestPool(self.digester, self.config.processes)
+                            if self.config.processes else None)
+            self._loop(fetchers)
+        except OSError as exc:
+            self._failed_locally(exc)
+
+    def _failed_locally(self, exc: OSError) -> None:
+        """Nothing more is recorded: the page being recorded and those in
+        flight stay uncommitted, for --resume (controller/resume.py)."""
+        self.local_failure = self.local_failure or LocalFailure.of(exc, self.config.out)
+        self.stop_reason = ""
+        self.request_stop("local-failure")
+        self._cancel_waiting()
 
     def _begin(self) -> None:
         if self.shared is not None:
@@ -366,6 +388,8 @@ class Crawl:
         except BrokenProcessPool as exc:
             self._parsers_broke(exc)
             return None
+        except OSError:            # its files could not be saved: this machine's failure
+            raise
         except Exception as exc:   # the digest itself failed on this page: record, go on
             digest = Digest(error=f"parse: {type(exc).__name__}: {exc}")
         if item.id < 0:            # a speculative page's links: speculate further
@@ -785,6 +809,8 @@ class Crawl:
                     f"{self.config.max_depth}")
         if reason == "parser-died":
             return f"parser-died: {self.parser_failure}"
+        if reason == "local-failure":
+            return self.local_failure.detail()
         return reason
 
     def _finish(self) -> dict:
@@ -794,14 +820,33 @@ class Crawl:
                 self.stop_reason = "max-pages"
         if self._ordered:   # found only beyond --max-depth, by every path
             self.tally.skipped["depth"] += self.frontier.deferred
-        reason = self.stop_reason or ("max-depth" if self.tally.skipped["depth"] else "queue-empty")
         elapsed = time.monotonic() - self._started
-        # in_links first: END and stats.json say the crawl is complete.
-        self.store.close()
-        self.store.fill_in_links(self.in_links, lambda url: self.digester.normalize(url, None),
-                                 levels=self.frontier.levels if self._ordered else None)
-        if self._ordered:   # the table by final level, not the level a URL was queued at
+        # Every file whole on disk before END and stats.json say how the
+        # crawl ended: a local failure on the way is the end's reason.
+        self._locally(self.store.close)
+        for writer in (self.extracted, self.warc):
+            if writer is not None:
+                self._locally(writer.close)
+        self._locally(self.journal.close)
+        if not self.local_failure:   # in_links first: END and stats.json say the crawl is complete
+            self._locally(self.store.fill_in_links, self.in_links,
+                          lambda url: self.digester.normalize(url, None),
+                          levels=self.frontier.levels if self._ordered else None)
+        reason = self.stop_reason or ("max-depth" if self.tally.skipped["depth"] else "queue-empty")
+        if self._ordered and not self.local_failure:   # the table by final level, not the level a URL was queued at
             self.tally.recount_levels(self.store.rows())
+        stats = self._stats(reason, elapsed)
+        self._locally(self.trace.end, stats["stop_reason"], self.tally.urls, elapsed)
+        self._locally(self.store.write_stats, stats)
+        self._locally(self.trace.close)
+        self.fetcher.close()
+        if self.local_failure:   # stats.json itself may be what could not be written
+            stats["local_failure"] = self.local_failure.line()
+        return stats
+
+    def _stats(self, reason: str, elapsed: float) -> dict:
+        if self.local_failure:
+            self.stop_reason = reason = "local-failure"
         stats = build_stats(self, reason, elapsed)
         if self._ordered:
             stats["order"] = {**self.frontier.order.stats(), "level_corrections":
@@ -810,15 +855,17 @@ class Crawl:
             stats["sitemaps"] = self.sitemap_stats
         if self.shared is not None:   # this worker's part of a shared crawl
             stats["shared"] = {"crawl_id": self.shared.crawl.crawl_id, "worker": self.shared.worker}
-        self.trace.end(reason, self.tally.urls, elapsed)
-        self.store.write_stats(stats)
-        for writer in (self.extracted, self.warc):
-            if writer is not None:
-                writer.close()
-        self.trace.close()
-        self.journal.close()
-        self.fetcher.close()
+        if self.local_failure:
+            stats["local_failure"] = self.local_failure.line()
         return stats
+
+    def _locally(self, step, *args, **kwargs) -> None:
+        """One step of the end; a local failure in it is remembered (the
+        first one is the crawl's) and the other steps still run."""
+        try:
+            step(*args, **kwargs)
+        except OSError as exc:
+            self.local_failure = self.local_failure or LocalFailure.of(exc, self.config.out)
 
 
 # What RedisFrontier.mark_seen answers -> what a redirect check returns.

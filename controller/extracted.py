@@ -29,8 +29,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from controller.store import OutputError
-from urllist.journal import cut_torn_line
+from controller.store import OutputError, csv_lines
+from urllist.journal import WholeWrites, cut_torn_line
 
 CSV_FILE = "extracted.csv"
 JSONL_FILE = "extracted.jsonl"
@@ -52,34 +52,33 @@ class ExtractedWriter:
         continuing = append and csv_path.exists() and csv_path.stat().st_size > 0
         if continuing:
             _check_columns(csv_path, columns)
-        self._csv_file = open(csv_path, "a" if continuing else "w", newline="", encoding="utf-8")
-        self._csv = csv.writer(self._csv_file)
+        # One write per row, nothing buffered (WholeWrites): see controller/store.py.
+        self._csv_file = WholeWrites(csv_path, "a" if continuing else "w")
         if not continuing:
-            self._csv.writerow(columns)
-            self._csv_file.flush()
+            self._csv_file.write(csv_lines([columns]))
         self._jsonl_file = None
         if jsonl:
-            self._jsonl_file = open(Path(out) / JSONL_FILE, "a" if append else "w", encoding="utf-8")
+            self._jsonl_file = WholeWrites(Path(out) / JSONL_FILE, "a" if append else "w")
 
     def add(self, page_id: int, url: str, values: dict[str, list[str]]) -> None:
         """Write the page's row; values maps each name to its matches (missing = none)."""
         matches = [values.get(name, []) for name in self.names]
-        self._csv.writerow([page_id, _one_line(url)] + [csv_cell(found) for found in matches])
-        self._csv_file.flush()
+        self._csv_file.write(csv_lines([[page_id, _one_line(url)]
+                                        + [csv_cell(found) for found in matches]]))
         if self._jsonl_file is not None:
             record = {"id": page_id, "url": url, **dict(zip(self.names, matches))}
             self._jsonl_file.write(json.dumps(record, ensure_ascii=False) + "\n")
-            self._jsonl_file.flush()
 
     def sync(self) -> None:
         for f in self._files():
-            f.flush()
-            os.fsync(f.fileno())
+            f.sync()
 
     def close(self) -> None:
-        self.sync()
-        for f in self._files():
-            f.close()
+        try:
+            self.sync()
+        finally:
+            for f in self._files():
+                f.close()
 
     def _files(self) -> list:
         return [f for f in (self._csv_file, self._jsonl_file) if f is not None]
@@ -179,9 +178,13 @@ def _jsonl_id(line: str) -> int | None:
 def _rewrite(path: Path, keep) -> None:
     # Write-then-rename: a crash here leaves the old file or the new one.
     tmp = path.with_name(path.name + ".tmp")
-    with open(path, encoding="utf-8", newline="") as src, \
-            open(tmp, "w", encoding="utf-8", newline="") as dst:
-        dst.writelines(keep(iter(src)))
+    try:
+        with open(path, encoding="utf-8", newline="") as src, \
+                open(tmp, "w", encoding="utf-8", newline="") as dst:
+            dst.writelines(keep(iter(src)))
+    except OSError:
+        tmp.unlink(missing_ok=True)   # a full disk: the old file stays, the space is free
+        raise
     os.replace(tmp, path)
 
 

@@ -11,9 +11,13 @@ Rows are flushed as they are written, so a killed crawl leaves readable files.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
+from contextlib import contextmanager
 from pathlib import Path
+
+from urllist.journal import WholeWrites
 
 INDEX_COLUMNS = (
     "id", "url", "final_url", "level", "parent_id", "status", "content_type",
@@ -36,32 +40,28 @@ class PageStore:
         self.out = Path(out)
         _prepare(self.out)
         mode = "a" if append else "w"
-        self._index_file = open(self.out / "index.csv", mode, newline="", encoding="utf-8")
-        self._edges_file = open(self.out / "edges.csv", mode, newline="", encoding="utf-8")
-        self._index = csv.writer(self._index_file)
-        self._edges = csv.writer(self._edges_file)
+        # Each row goes to the kernel in one write, nothing buffered: a row
+        # the disk has no room for is not on disk at all (WholeWrites).
+        self._index_file = WholeWrites(self.out / "index.csv", mode)
+        self._edges_file = WholeWrites(self.out / "edges.csv", mode)
         # A header on disk at once, and on an appended file that has none (a
         # process killed before its first row left it empty): else the next
         # run's first row would be read as the header, and lost.
-        for file, writer, header in ((self._index_file, self._index, INDEX_COLUMNS),
-                                     (self._edges_file, self._edges, EDGE_COLUMNS)):
+        for file, header in ((self._index_file, INDEX_COLUMNS), (self._edges_file, EDGE_COLUMNS)):
             if file.tell() == 0:
-                writer.writerow(header)
-                file.flush()
+                file.write(csv_lines([header]))
 
     def add_row(self, row: dict) -> None:
         """Write one index row: the commit mark of a page (see controller/resume.py)."""
-        self._index.writerow([cell(row.get(name)) for name in INDEX_COLUMNS])
-        self._index_file.flush()
+        self._index_file.write(csv_lines([[cell(row.get(name)) for name in INDEX_COLUMNS]]))
 
     def sync(self) -> None:
         for f in (self._index_file, self._edges_file):
-            f.flush()
-            os.fsync(f.fileno())
+            f.sync()
 
     def add_edges(self, from_id: int, from_url: str, to_urls: list[str]) -> None:
-        self._edges.writerows((from_id, from_url, to) for to in to_urls)
-        self._edges_file.flush()
+        if to_urls:
+            self._edges_file.write(csv_lines((from_id, from_url, to) for to in to_urls))
 
     def add_sitemap_urls(self, entries) -> None:
         """sitemaps.csv: what the sitemaps listed (url, lastmod in epoch seconds, sitemap)."""
@@ -72,15 +72,17 @@ class PageStore:
                              for e in entries)
 
     def write_stats(self, stats: dict) -> None:
-        # Write-then-rename: a crash never leaves a half-written stats.json.
-        tmp = self.out / "stats.json.tmp"
-        tmp.write_text(json.dumps(stats, indent=2, sort_keys=False) + "\n", encoding="utf-8")
-        os.replace(tmp, self.out / "stats.json")
+        # Write-then-rename: a crash or a full disk never leaves a
+        # half-written stats.json (nor the part that was written).
+        with _replaced_whole(self.out / "stats.json") as tmp:
+            tmp.write_text(json.dumps(stats, indent=2, sort_keys=False) + "\n", encoding="utf-8")
 
     def close(self) -> None:
-        self.sync()
-        self._index_file.close()
-        self._edges_file.close()
+        try:
+            self.sync()
+        finally:
+            self._index_file.close()
+            self._edges_file.close()
 
     def rows(self):
         """index.csv's complete rows, as dicts."""
@@ -93,9 +95,9 @@ class PageStore:
         when the crawl stops: later pages link to earlier ones. ``levels`` (id ->
         level), for a crawl order that corrects levels, sets each row's final
         level. Write-then-rename, so a kill here keeps the old file."""
-        path, tmp = self.out / "index.csv", self.out / "index.csv.tmp"
+        path = self.out / "index.csv"
         column, level_column = INDEX_COLUMNS.index("in_links"), INDEX_COLUMNS.index("level")
-        with open(path, newline="", encoding="utf-8") as src, \
+        with _replaced_whole(path) as tmp, open(path, newline="", encoding="utf-8") as src, \
                 open(tmp, "w", newline="", encoding="utf-8") as dst:
             reader, writer = csv.reader(src), csv.writer(dst)
             writer.writerow(next(reader))
@@ -110,7 +112,27 @@ class PageStore:
                 writer.writerow(row)
             dst.flush()
             os.fsync(dst.fileno())
-        os.replace(tmp, path)
+
+
+@contextmanager
+def _replaced_whole(path: Path):
+    """Yield a temporary path beside ``path``; once the block ends without
+    an error, it replaces ``path``. On an error (a full disk) the temporary
+    file is removed, so a failure leaves the old file and takes no space."""
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        yield tmp
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    os.replace(tmp, path)
+
+
+def csv_lines(rows) -> str:
+    """CSV rows as text, written to a file with one write (WholeWrites)."""
+    buffer = io.StringIO()
+    csv.writer(buffer).writerows(rows)
+    return buffer.getvalue()
 
 
 def index_rows(out: Path):

@@ -22,6 +22,8 @@ import threading
 from datetime import datetime, timezone
 from pathlib import Path
 
+from urllist.journal import WholeWrites
+
 HEADER = "# time event fields... (see the README, section 'trace.log')\n"
 
 
@@ -31,7 +33,9 @@ def utc_now() -> str:
 
 class TraceLog:
     def __init__(self, path: Path, *, append: bool = False) -> None:
-        self._file = open(path, "a" if append else "w", encoding="utf-8")
+        # One write per line, nothing buffered: a line the disk has no room
+        # for is not half there (WholeWrites).
+        self._file = WholeWrites(path, "a" if append else "w")
         self._lock = threading.Lock()
         if not append:
             self._file.write(HEADER)
@@ -65,7 +69,6 @@ class TraceLog:
     def _line(self, event: str, *fields) -> None:
         with self._lock:
             self._file.write(" ".join([utc_now(), event, *map(str, fields)]) + "\n")
-            self._file.flush()
 
 
 def _with_error(fields: list, error: str) -> list:

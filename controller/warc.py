@@ -44,6 +44,7 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from getpage import Exchange
+from urllist.journal import WholeWrites
 
 PAGE_ID = "WARC-Crawler-Page-Id"
 REVISIT_PROFILE = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
@@ -85,8 +86,12 @@ class WarcArchive:
         """``responses``: what ``trim`` found of the earlier runs' pages, so a
         duplicate of one of those still gets a revisit record after --resume."""
         self.path = path
-        self._file = open(path, "ab" if append else "wb")
-        self._writer = WARCWriter(self._file, gzip=True, warc_version="1.1")
+        # A page's records are put together in memory and go to the file in
+        # one write, nothing buffered (WholeWrites): records the disk has no
+        # room for are not on disk at all, and none is completed later.
+        self._file = WholeWrites(path, "a" if append else "w")
+        self._pending = io.BytesIO()
+        self._writer = WARCWriter(self._pending, gzip=True, warc_version="1.1")
         self._responses: dict[int, tuple[str, str]] = dict(responses or {})
         self._write_info(info)
 
@@ -102,6 +107,7 @@ class WarcArchive:
         (``identical-payload-digest``); otherwise it is written in full.
         """
         exchanges = tuple(exchanges)
+        final_response = None
         for number, exchange in enumerate(exchanges, 1):
             last = number == len(exchanges)
             digest = payload_digest(exchange.payload)
@@ -119,8 +125,10 @@ class WarcArchive:
                 self._response_record(exchange, page_id, response_id, digest))
             if last and not exchange.truncated and 200 <= exchange.status < 300:
                 date = exchange.request.sent_at
-                self._responses[page_id] = (exchange.url, f"{date} {response_id} {digest}")
-        self._file.flush()
+                final_response = (exchange.url, f"{date} {response_id} {digest}")
+        self._write_pending()
+        if final_response is not None:
+            self._responses[page_id] = final_response
 
     def response_of(self, page_id: int) -> RevisitTarget | None:
         """The final response written for page ``page_id`` (None if there is
@@ -132,7 +140,16 @@ class WarcArchive:
         return RevisitTarget(uri=known[0], date=date, record_id=record_id, payload_digest=digest)
 
     def close(self) -> None:
-        self._file.close()
+        try:
+            self._file.sync()
+        finally:
+            self._file.close()
+
+    def _write_pending(self) -> None:
+        data = self._pending.getvalue()
+        self._pending.seek(0)
+        self._pending.truncate()
+        self._file.write(data)
 
     def __enter__(self) -> WarcArchive:
         return self
@@ -155,7 +172,7 @@ class WarcArchive:
             warc_content_type="application/warc-fields",
             warc_headers_dict={"WARC-Filename": self.path.name, "WARC-Date": _now()})
         self._writer.write_record(record)
-        self._file.flush()
+        self._write_pending()
 
     def _request_record(self, exchange: Exchange, page_id: int, response_id: str):
         sent = exchange.request

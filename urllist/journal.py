@@ -5,7 +5,9 @@ grows at its end, which is exactly what an append-only file does best;
 one ``write`` per batch reaches the kernel before the Controller records
 the page that produced the batch, so a ``kill -9`` at any instant leaves
 a log whose complete lines are all true (the OS keeps written data when
-a process dies). ``sync()`` adds fsync for power loss at a few points
+a process dies). A batch the disk has no room for raises OSError and is
+cut off again (``WholeWrites``): the page that produced it is then not
+recorded, and --resume fetches it again, as after a kill. ``sync()`` adds fsync for power loss at a few points
 (level ends, every few seconds, exit), not per line, because fsync costs
 milliseconds. A torn last line (power loss) is ignored on replay.
 
@@ -35,6 +37,51 @@ class Replay:
     seen_marks: list[tuple[int, str]]  # (source_id, url) redirect targets
 
 
+class WholeWrites:
+    """An append-only file written one record at a time, each with nothing
+    held back in a buffer: a record that cannot be written (disk full, an
+    I/O error) raises OSError and is cut off again, so the file ends where
+    the last whole record ended, and no later flush or close can complete a
+    record the caller was told had failed. Used for every line file a
+    crawl appends to (the journal, index.csv, edges.csv, trace.log ...)."""
+
+    def __init__(self, path: Path, mode: str = "a") -> None:
+        self.path = Path(path)
+        self._file = open(self.path, mode + "b", buffering=0)   # raw: one write() per chunk
+
+    def write(self, data: bytes | str) -> None:
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        start = self._file.seek(0, os.SEEK_END)
+        view = memoryview(data)
+        try:
+            while view:
+                view = view[self._file.write(view):]   # a short write on a filling disk: go on
+        except OSError as exc:
+            try:
+                os.ftruncate(self._file.fileno(), start)
+            except OSError:
+                pass   # the torn record stays; readers cut it (cut_torn_line)
+            raise OSError(exc.errno, exc.strerror, str(self.path)) from None
+
+    def tell(self) -> int:
+        return self._file.seek(0, os.SEEK_END)
+
+    def sync(self) -> None:
+        """fsync: where a failed write-back (EIO, a full thin disk) shows."""
+        try:
+            os.fsync(self._file.fileno())
+        except OSError as exc:
+            raise OSError(exc.errno, exc.strerror, str(self.path)) from None
+
+    def close(self) -> None:
+        self._file.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._file.closed
+
+
 class QueueJournal:
     def __init__(self, path: Path, *, clock=time.monotonic) -> None:
         self.path = Path(path)
@@ -42,7 +89,7 @@ class QueueJournal:
         self._clock = clock
         self.path.parent.mkdir(parents=True, exist_ok=True)
         cut_torn_line(self.path)
-        self._file = open(self.path, "a", encoding="utf-8")
+        self._file = WholeWrites(self.path)
         self._last_sync = clock()
 
     def queued(self, items: Iterable[QueuedUrl]) -> None:
@@ -55,20 +102,20 @@ class QueueJournal:
 
     def sync(self) -> None:
         with self._lock:
-            self._file.flush()
-            os.fsync(self._file.fileno())
+            self._file.sync()
             self._last_sync = self._clock()
 
     def close(self) -> None:
-        self.sync()
-        self._file.close()
+        try:
+            self.sync()
+        finally:
+            self._file.close()
 
     def _write(self, lines: str) -> None:
         if not lines:
             return
         with self._lock:
             self._file.write(lines)
-            self._file.flush()
         if self._clock() - self._last_sync >= SYNC_SECONDS:
             self.sync()
 
