@@ -433,6 +433,9 @@ def run_crawl(config: CrawlConfig, expected=None, *, resume=False, overwrite=Fal
         raise click.UsageError(str(exc)) from None
     except LocalFailureError as exc:
         raise LocalFailureExit(str(exc)) from None
+    if crawl.finished is not None:
+        click.echo(f"crawler: {nothing_to_resume(crawl.finished, config.out)}", err=True)
+        return {**crawl.finished, "nothing_to_resume": True}
     if before_run is not None:
         before_run()
     if progress:
@@ -487,6 +490,8 @@ def _stopper(crawl: Crawl, progress: Progress | None):
 def failure(stats: dict) -> str | None:
     """Why a crawl that ran could not do its job (exit status 1), or None."""
     out = stats["settings"]["out"]
+    if stats.get("local_failure"):
+        return stats["local_failure"]
     if stats["stop_reason"] == "parser-died":
         return (f"a parser process died ({stats['stop_detail']}); the pages it held were not "
                 f"recorded: crawler crawl --out {out} --resume fetches them")
@@ -497,6 +502,14 @@ def failure(stats: dict) -> str | None:
     return None
 
 
+def nothing_to_resume(stats: dict, out: Path) -> str:
+    reason = stats["stop_reason"]
+    if reason == "max-pages":
+        return (f"the crawl in {out} is finished (stop reason max-pages, {stats['urls']:,} URLs); "
+                f"nothing to resume: give a larger --max-pages to go on")
+    return f"the crawl in {out} is finished (stop reason {reason}); nothing to resume"
+
+
 class LocalFailureExit(click.ClickException):
     """This machine could not write the crawl's files: one line, exit 3."""
     exit_code = EXIT_LOCAL
@@ -504,6 +517,8 @@ class LocalFailureExit(click.ClickException):
 
 def _exit_for(stats: dict) -> None:
     reason, out = stats["stop_reason"], stats["settings"]["out"]
+    if stats.get("nothing_to_resume"):
+        return
     if stats.get("local_failure"):   # the line says how to go on (controller/localfailure.py)
         raise LocalFailureExit(stats["local_failure"])
     problem = failure(stats)

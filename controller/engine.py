@@ -38,8 +38,8 @@ from dataclasses import dataclass, replace
 
 from controller.config import CrawlConfig
 from controller.speculation import Speculation
-from controller.resume import (JOURNAL_FILE, STATE_DIR, WARC_FILE, PreviousCrawl, load_previous,
-                               prepare_out_dir, save_settings, settings_of)
+from controller.resume import (JOURNAL_FILE, STATE_DIR, WARC_FILE, PreviousCrawl, finished_crawl,
+                               load_previous, prepare_out_dir, save_settings, settings_of)
 from controller.shared import WORKER_ID_FILE
 from controller.stats import build_stats
 from controller import wiring
@@ -84,8 +84,15 @@ class Visit:
 class Crawl:
     """One crawl into config.out; ``resume=True`` continues the crawl found there."""
 
+    stays_finished = True   # resuming a finished crawl does nothing (a recrawl goes on)
+
     def __init__(self, config: CrawlConfig, *, fetcher=None, on_level=None, on_progress=None,
                  resume: bool = False, overwrite: bool = False, shared=None) -> None:
+        # A finished crawl resumed: nothing to do, and no file is touched
+        # (not even the lock's); run() gives its stats as they are.
+        self.finished = finished_crawl(config) if resume and self.stays_finished else None
+        if self.finished is not None:
+            return
         # One crawl per directory, held until run() ends (or this process does).
         self.lock = prepare_out_dir(config, resume, overwrite)
         self.shared = shared   # a controller.shared.Shared: this process is one worker of many
@@ -102,7 +109,7 @@ class Crawl:
 
     def _open(self, config: CrawlConfig, fetcher, resume: bool) -> None:
         # Read (and tidy) what a stopped crawl left before any file is reopened.
-        previous = load_previous(config.out) if resume else None
+        previous = load_previous(config.out, config.max_depth) if resume else None
         self.config = config
         self.resumed = resume
         self.rules = wiring.url_rules(config)
@@ -175,6 +182,8 @@ class Crawl:
 
     # -- the loop ---------------------------------------------------------
     def run(self) -> dict:
+        if self.finished is not None:
+            return self.finished
         self._started = time.monotonic()
         try:
             try:
@@ -217,6 +226,7 @@ class Crawl:
             listed = self._sitemap_urls() if self.config.sitemaps or self.config.sitemap_urls else []
             self._enqueue(self.config.seeds, level=0, parent_id=None)
             self._enqueue_listed(listed)
+            self.journal.skipped(None, dict(self.tally.skipped))
 
     def _sitemap_urls(self) -> list[str]:
         """The pages the sitemaps list (controller/sitemaps.py), read before
@@ -519,7 +529,12 @@ class Crawl:
                 return
             digest, verdict, new_count = settled
         else:
+            skipped_before = Counter(self.tally.skipped)
             digest, verdict, new_count = self._commit_local(item, digest)
+            # What this page did not queue, by reason: journaled before its
+            # row, so that a resumed crawl counts it as if never interrupted.
+            self.journal.skipped(item.id, dict((self.tally.skipped - skipped_before)
+                                               + Counter(digest.skipped)))
         original = verdict.duplicate_of
         self.in_links.update(digest.links)   # every target, known yet or not: order-free
         error = result.error or digest.error
@@ -589,7 +604,11 @@ class Crawl:
             else:
                 self._count_beyond_depth(links)
         self.store.add_edges(item.id, item.url, digest.links)
-        return digest, verdict, len(new) + self._children_before.pop(item.id, 0)
+        queued_before = self._children_before.pop(item.id, 0)
+        # Fetched again after a stop: the children it had journaled then were
+        # new to the crawl, not links seen before.
+        self.tally.skipped["seen"] -= queued_before
+        return digest, verdict, len(new) + queued_before
 
     def _order_links(self, item: QueuedUrl, digest: Digest, duplicate: bool) -> list[QueuedUrl]:
         """Another order than bfs: every new link is queued (one beyond
@@ -760,6 +779,11 @@ class Crawl:
         for url in [item.url for item in journal.items] + marks:
             self.seen.add(url)
             self.traps.admit(url)
+        for url in previous.beyond_depth:   # as _count_beyond_depth marked them
+            self.seen.add(url)
+        for source, counts in journal.skipped:
+            if source is None or source in done:
+                self.tally.skipped.update(counts)
         self._children_before = Counter(item.parent_id for item in journal.items
                                         if item.parent_id is not None and item.parent_id not in done)
         self._handed_out = len(done)

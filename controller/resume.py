@@ -22,7 +22,7 @@ from pathlib import Path
 from controller.config import CrawlConfig
 from controller.extracted import keep_rows_of as keep_extracted_rows_of
 from controller.lock import CrawlLock, Holder, LockHeld, holder
-from controller.store import INDEX_COLUMNS, OutputError
+from controller.store import INDEX_COLUMNS, OutputError, index_rows
 from urllist.journal import cut_torn_line
 
 STATE_DIR = "state"
@@ -48,6 +48,7 @@ class PreviousCrawl:
     done_ids: set[int]
     link_targets: Counter   # to_url -> edges.csv lines of committed pages pointing at it
     warc_responses: dict    # page id -> its final WARC response, for revisits (see controller/warc.py)
+    beyond_depth: set = frozenset()   # links of committed pages at --max-depth (seen, never queued)
 
 
 
@@ -73,6 +74,38 @@ def prepare_out_dir(config: CrawlConfig, resume: bool, overwrite: bool) -> Crawl
             lock.release()
         raise
     return lock
+
+
+def finished_crawl(config: CrawlConfig) -> dict | None:
+    """finished_stats, after the checks of --resume that change nothing
+    (another crawl holds the directory, other settings): OutputError."""
+    if not (config.out / STATE_DIR / SETTINGS_FILE).is_file():
+        return None   # prepare_out_dir says what is missing
+    refuse_if_locked(config.out)
+    _refuse_mixing(config, True, False)
+    return finished_stats(config)
+
+
+FINISHED = ("queue-empty", "max-depth")   # stop reasons after which nothing is left to fetch
+
+
+def finished_stats(config: CrawlConfig) -> dict | None:
+    """The stats.json of the crawl in config.out if --resume with config
+    would have nothing to do: it stopped with nothing left (or with its
+    --max-pages budget spent, and config gives no larger one), and no run
+    wrote a row after it (its URL count is index.csv's). Reads, never writes:
+    a finished crawl stays as it is, verdict and files. None otherwise."""
+    out = config.out
+    try:
+        stats = json.loads((out / "stats.json").read_text(encoding="utf-8"))
+        reason, urls = stats["stop_reason"], stats["urls"]
+        rows = sum(1 for _ in index_rows(out))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    spent = reason == "max-pages" and 0 < config.max_pages <= rows
+    if (reason in FINISHED or spent) and urls == rows:
+        return stats
+    return None
 
 
 def lock_path(out: Path) -> Path:
@@ -148,22 +181,26 @@ def settings_of(config: CrawlConfig) -> dict:
     return settings
 
 
-def load_previous(out: Path) -> PreviousCrawl:
-    """Committed rows of index.csv (a torn last line is cut off) and edges of those rows."""
+def load_previous(out: Path, max_depth: int = 0) -> PreviousCrawl:
+    """Committed rows of index.csv (a torn last line is cut off) and edges of
+    those rows; with ``max_depth``, the links of the pages at that depth."""
     index = out / "index.csv"
     cut_torn_line(index)
     with open(index, newline="", encoding="utf-8") as f:
         rows = [row for row in csv.DictReader(f) if len(row) == len(INDEX_COLUMNS) and
                 None not in row.values()]
     done = {int(row["id"]) for row in rows}
-    link_targets = _keep_edges_of(out / "edges.csv", done)
+    deepest = {int(row["id"]) for row in rows if max_depth and row["level"] == str(max_depth)
+               and not row["duplicate_of"]}
+    beyond: set[str] = set()
+    link_targets = _keep_edges_of(out / "edges.csv", done, deepest, beyond)
     _remove_uncommitted_files(out, done)
     keep_extracted_rows_of(out, done)
     warc_responses: dict = {}
     if (out / WARC_FILE).exists():
         from controller.warc import trim   # warcio: loaded only for --warc crawls
         trim(out / WARC_FILE, done, warc_responses)
-    return PreviousCrawl(rows, done, link_targets, warc_responses)
+    return PreviousCrawl(rows, done, link_targets, warc_responses, beyond)
 
 
 def _difference(saved: dict, config: CrawlConfig) -> str:
@@ -181,14 +218,27 @@ def _show(value) -> str:
     return str(value)
 
 
-def _keep_edges_of(path: Path, done: set[int]) -> Counter:
+def _keep_edges_of(path: Path, done: set[int], deepest: set[int] = frozenset(),
+                   beyond: set[str] | None = None) -> Counter:
     """Keep the edges.csv lines of committed pages; count their targets (the
-    in-links so far) in the same pass."""
+    in-links so far) in the same pass, and collect into ``beyond`` the
+    targets of the ``deepest`` pages."""
     targets: Counter = Counter()
     if not path.exists():
         return targets
     cut_torn_line(path)
     tmp = path.with_suffix(".csv.tmp")
+    try:
+        _copy_edges(path, tmp, done, deepest, beyond, targets)
+    except OSError:
+        tmp.unlink(missing_ok=True)   # a full disk: the old file stays, the space is free
+        raise
+    os.replace(tmp, path)
+    return targets
+
+
+def _copy_edges(path: Path, tmp: Path, done: set[int], deepest: set[int], beyond: set[str] | None,
+                targets: Counter) -> None:
     with open(path, newline="", encoding="utf-8") as src, \
             open(tmp, "w", newline="", encoding="utf-8") as dst:
         reader, writer = csv.reader(src), csv.writer(dst)
@@ -197,8 +247,8 @@ def _keep_edges_of(path: Path, done: set[int]) -> Counter:
             if len(row) == 3 and int(row[0]) in done:
                 writer.writerow(row)
                 targets[row[2]] += 1
-    os.replace(tmp, path)
-    return targets
+                if int(row[0]) in deepest:
+                    beyond.add(row[2])
 
 
 def _remove_uncommitted_files(out: Path, done: set[int]) -> None:

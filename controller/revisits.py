@@ -130,6 +130,8 @@ class Revisits(Crawl):
     for another); the crawl's own frontier, seen-set and content memory
     are restored as for --resume, for the links changed pages add."""
 
+    stays_finished = False   # a recrawl revisits a finished crawl
+
     def __init__(self, config: CrawlConfig, how: RevisitPlan, **kwargs) -> None:
         super().__init__(replace(config, max_seconds=0), resume=True, **kwargs)
         try:   # under the crawl's lock, so two recrawls cannot choose at once

@@ -16,13 +16,17 @@ Lines, tab-separated (URLs are normalized, so they hold no tabs):
   S <source_id> <url>                        a redirect target marked seen while
                                              fetching source_id (valid only if
                                              that page's row was committed)
+  K <source_id or -> <JSON object>           links not queued, by reason, while
+                                             processing source_id (valid only if
+                                             its row was committed; - : the seeds)
 """
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
@@ -35,6 +39,7 @@ SYNC_SECONDS = 5.0
 class Replay:
     items: list[QueuedUrl]            # the total queue, in id order
     seen_marks: list[tuple[int, str]]  # (source_id, url) redirect targets
+    skipped: list[tuple[int | None, dict]] = field(default_factory=list)  # (source_id, {reason: n})
 
 
 class WholeWrites:
@@ -100,6 +105,13 @@ class QueueJournal:
     def seen(self, source_id: int, url: str) -> None:
         self._write(f"S\t{source_id}\t{url}\n")
 
+    def skipped(self, source_id: int | None, counts: dict[str, int]) -> None:
+        """What processing source_id (None: the seeds) did not queue, so that
+        a resumed crawl's counts are the uninterrupted crawl's."""
+        if counts:
+            source = "-" if source_id is None else source_id
+            self._write(f"K\t{source}\t{json.dumps(counts, separators=(',', ':'))}\n")
+
     def sync(self) -> None:
         with self._lock:
             self._file.sync()
@@ -124,8 +136,9 @@ def replay(path: Path) -> Replay:
     """Read a journal back; a missing file is an empty queue."""
     items: list[QueuedUrl] = []
     marks: list[tuple[int, str]] = []
+    skipped: list[tuple[int | None, dict]] = []
     if not Path(path).exists():
-        return Replay(items, marks)
+        return Replay(items, marks, skipped)
     with open(path, encoding="utf-8") as f:
         for line in f:
             if not line.endswith("\n"):
@@ -136,7 +149,9 @@ def replay(path: Path) -> Replay:
                 items.append(QueuedUrl(int(fields[1]), fields[4], int(fields[2]), parent))
             elif fields[0] == "S":
                 marks.append((int(fields[1]), fields[2]))
-    return Replay(items, marks)
+            elif fields[0] == "K":
+                skipped.append((None if fields[1] == "-" else int(fields[1]), json.loads(fields[2])))
+    return Replay(items, marks, skipped)
 
 
 def cut_torn_line(path: Path) -> None:
