@@ -258,3 +258,92 @@ def test_kill_and_resume_keeps_warc_extraction_and_content_memory_exact(site, re
                 page_id = record.rec_headers.get_header("WARC-Crawler-Page-Id")
                 assert record.content_stream().read() == (out / "pages" / f"{page_id}.html").read_bytes()
     assert responses == Counter({r["url"]: 1 for r in rows})
+
+
+def snapshot(out):
+    """Every file of a crawl directory: its bytes' hash and its mtime."""
+    import hashlib
+    return {str(p.relative_to(out)): (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
+            for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+def resume_cli(out, *extra):
+    return subprocess.run([sys.executable, "-m", "controller", "crawl", "--out", str(out), "--resume",
+                           "--quiet", *extra], capture_output=True, text=True, timeout=120)
+
+
+def test_resuming_a_finished_crawl_changes_no_file(tmp_path, site):
+    url, log = site
+    out = tmp_path / "out"
+    first = subprocess.run(crawler_args(url, out, "set", "--max-depth", "3"), capture_output=True,
+                           text=True, timeout=120)
+    assert first.returncode == 0, first.stderr
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["stop_reason"] == "max-depth" and stats["skipped_links"]["depth"] > 0
+    before = snapshot(out)
+    requests = len(log.snapshot())
+    again = resume_cli(out)
+    assert again.returncode == 0, again.stderr
+    assert again.stderr == (f"crawler: the crawl in {out} is finished (stop reason max-depth); "
+                            f"nothing to resume\n")
+    assert snapshot(out) == before
+    assert len(log.snapshot()) == requests, "a finished crawl sent requests"
+
+
+def test_a_crawl_stopped_by_its_page_budget_goes_on_only_with_a_larger_one(tmp_path, site):
+    url, log = site
+    out = tmp_path / "out"
+    first = subprocess.run(crawler_args(url, out, "set", "--max-pages", "40"), capture_output=True,
+                           text=True, timeout=120)
+    assert first.returncode == 0, first.stderr
+    before = snapshot(out)
+    same = resume_cli(out)
+    assert same.returncode == 0 and "finished (stop reason max-pages, 40 URLs)" in same.stderr
+    assert "give a larger --max-pages" in same.stderr and same.stderr.count("\n") == 1
+    assert snapshot(out) == before
+    larger = resume_cli(out, "--max-pages", "60")
+    assert larger.returncode == 0, larger.stderr
+    assert len(rows_of(out)) == 60
+
+
+VERDICT = ("stop_reason", "stop_detail", "skipped_links", "urls", "pages", "errors")
+
+
+def verdict_of(out):
+    stats = json.loads((out / "stats.json").read_text())
+    return {key: stats[key] for key in VERDICT}
+
+
+def stop_at(url, out, rows, sig, *extra):
+    """Start or resume a --max-depth 4 crawl; send sig once it has ``rows`` rows."""
+    resume = ("--resume",) if (out / "index.csv").exists() else ()
+    proc = subprocess.Popen(crawler_args(url, out, "set", "--max-depth", "4", *extra, *resume),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while committed(out) < rows and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)   # polling an observable condition, bounded by the deadline
+    proc.send_signal(sig)
+    proc.wait(timeout=60)
+    assert committed(out) < 653, "the crawl ended before it was stopped"
+
+
+def test_the_verdict_does_not_depend_on_when_a_run_was_stopped(tmp_path, site):
+    """stop_reason, its detail and the links not queued, by reason, of a crawl
+    stopped (SIGTERM twice, at different moments, then kill -9) and resumed
+    are the uninterrupted crawl's."""
+    url, log = site
+    whole = tmp_path / "whole"
+    done = subprocess.run(crawler_args(url, whole, "set", "--max-depth", "4"), capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    expected = verdict_of(whole)
+    assert expected["stop_reason"] == "max-depth" and expected["urls"] == 653
+
+    out = tmp_path / "stopped"
+    stop_at(url, out, 100, signal.SIGTERM)
+    stop_at(url, out, 400, signal.SIGTERM)
+    stop_at(url, out, 550, signal.SIGKILL)
+    finished = resume_cli(out)
+    assert finished.returncode == 0, finished.stderr
+    assert verdict_of(out) == expected
+    assert {r["url"]: r["level"] for r in rows_of(out)} == {r["url"]: r["level"] for r in rows_of(whole)}

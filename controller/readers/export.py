@@ -21,10 +21,11 @@ import json
 import os
 import secrets
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import BinaryIO
 
+from controller.localfailure import CAUSES
 from controller.readers.files import ReportError
 from controller.readers.pages import RECORD_KEYS, extracted_names, page_records
 
@@ -50,7 +51,7 @@ def export_pages(crawl_dir: Path, fmt: str, out: Path | None, *, html: bool = Fa
     records = page_records(crawl_dir, html=html, notes=notes)
     if out is None:
         return write_jsonl(records, stdout)
-    with _atomic(Path(out)) as f:
+    with written_whole(Path(out)) as f:
         if fmt == "jsonl":
             return write_jsonl(records, f)
         return write_parquet(records, f, html=html, names=extracted_names(crawl_dir))
@@ -125,8 +126,10 @@ def _pyarrow():
 
 # -- the output file -------------------------------------------------------
 @contextmanager
-def _atomic(out: Path) -> Iterator[BinaryIO]:
-    """A new file beside ``out``, renamed onto it when the block ends without error."""
+def written_whole(out: Path) -> Iterator[BinaryIO]:
+    """A new file beside ``out``, renamed onto it when the block ends without
+    error. A file that cannot be written (a full disk, a read-only place)
+    is ReportError with one line, and leaves no part of itself behind."""
     if out.is_dir():
         raise ReportError(f"{out} is a directory: give --out a file name")
     part = out.with_name(f".{out.name}.{secrets.token_hex(4)}.part")
@@ -137,6 +140,9 @@ def _atomic(out: Path) -> Iterator[BinaryIO]:
             os.fsync(f.fileno())
         os.replace(part, out)
     except OSError as exc:
-        raise ReportError(f"cannot write {out}: {exc.strerror or exc}") from None
+        cause, remedy = CAUSES.get(exc.errno, (exc.strerror or str(exc), "fix it"))
+        raise ReportError(f"cannot write {out}: {cause.lower()}; {remedy} or write it "
+                          f"elsewhere") from None
     finally:
-        part.unlink(missing_ok=True)
+        with suppress(OSError):   # a read-only place refuses even to remove nothing
+            part.unlink(missing_ok=True)

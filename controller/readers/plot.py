@@ -22,6 +22,7 @@ import io
 from itertools import accumulate
 from pathlib import Path
 
+from controller.readers.export import written_whole
 from controller.readers.files import ReportError
 from controller.readers.report import Report, build_report, duration_text
 
@@ -58,10 +59,8 @@ def write_plot(report_or_dir: Report | Path | str, out_png: Path) -> Path:
     report = report_or_dir if isinstance(report_or_dir, Report) else build_report(Path(report_or_dir))
     figure = draw(report)
     out_png = Path(out_png)
-    try:
-        figure.savefig(out_png, format="png")
-    except OSError as exc:
-        raise ReportError(f"cannot write {out_png}: {exc.strerror or exc}") from None
+    with written_whole(out_png) as f:   # ReportError, and no half PNG, if it cannot be written
+        figure.savefig(f, format="png")
     return out_png
 
 
