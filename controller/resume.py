@@ -23,7 +23,7 @@ from controller.config import CrawlConfig
 from controller.extracted import keep_rows_of as keep_extracted_rows_of
 from controller.lock import CrawlLock, Holder, LockHeld, holder
 from controller.store import INDEX_COLUMNS, OutputError, index_rows
-from urllist.journal import cut_torn_line
+from urllist.journal import cut_torn_line, replay
 
 STATE_DIR = "state"
 SETTINGS_FILE = "settings.json"
@@ -99,13 +99,15 @@ def finished_stats(config: CrawlConfig) -> dict | None:
     try:
         stats = json.loads((out / "stats.json").read_text(encoding="utf-8"))
         reason, urls = stats["stop_reason"], stats["urls"]
-        rows = sum(1 for _ in index_rows(out))
+        done = {int(row["id"]) for row in index_rows(out)}
+        if reason == "max-pages":
+            left = not config.max_pages or config.max_pages > len(done)
+        else:   # a URL queued and not committed is left (a recrawl queues links it found)
+            left = reason not in FINISHED or any(
+                item.id not in done for item in replay(out / STATE_DIR / JOURNAL_FILE).items)
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    spent = reason == "max-pages" and 0 < config.max_pages <= rows
-    if (reason in FINISHED or spent) and urls == rows:
-        return stats
-    return None
+    return stats if not left and urls == len(done) else None
 
 
 def lock_path(out: Path) -> Path:
