@@ -219,7 +219,7 @@ class Crawl:
     def _begin(self) -> None:
         if self.shared is not None:
             self._join_shared()
-        elif self.resumed:
+        elif self.resumed and len(self.frontier):   # else it stopped before its seeds were queued
             self.trace.resume(self.tally.urls, len(self.frontier))
         else:
             self.trace.start(self.config.seeds)

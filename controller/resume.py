@@ -22,7 +22,7 @@ from pathlib import Path
 from controller.config import CrawlConfig
 from controller.extracted import keep_rows_of as keep_extracted_rows_of
 from controller.lock import CrawlLock, Holder, LockHeld, holder
-from controller.store import INDEX_COLUMNS, OutputError, index_rows
+from controller.store import INDEX_COLUMNS, OutputError, index_rows, replaced_whole
 from urllist.journal import cut_torn_line, replay
 
 STATE_DIR = "state"
@@ -171,8 +171,8 @@ def _remove_crawl_files(out: Path) -> None:
 def save_settings(config: CrawlConfig) -> None:
     state = config.out / STATE_DIR
     state.mkdir(parents=True, exist_ok=True)
-    (state / SETTINGS_FILE).write_text(json.dumps(settings_of(config), indent=2) + "\n",
-                                       encoding="utf-8")
+    with replaced_whole(state / SETTINGS_FILE) as tmp:   # whole or not there, on a full disk too
+        tmp.write_text(json.dumps(settings_of(config), indent=2) + "\n", encoding="utf-8")
 
 
 def settings_of(config: CrawlConfig) -> dict:

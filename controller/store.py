@@ -65,7 +65,8 @@ class PageStore:
 
     def add_sitemap_urls(self, entries) -> None:
         """sitemaps.csv: what the sitemaps listed (url, lastmod in epoch seconds, sitemap)."""
-        with open(self.out / "sitemaps.csv", "w", newline="", encoding="utf-8") as f:
+        with replaced_whole(self.out / "sitemaps.csv") as tmp, \
+                open(tmp, "w", newline="", encoding="utf-8") as f:
             writer = csv.writer(f)
             writer.writerow(SITEMAP_COLUMNS)
             writer.writerows((e.url, "" if e.lastmod is None else f"{e.lastmod:.0f}", e.sitemap)
@@ -74,7 +75,7 @@ class PageStore:
     def write_stats(self, stats: dict) -> None:
         # Write-then-rename: a crash or a full disk never leaves a
         # half-written stats.json (nor the part that was written).
-        with _replaced_whole(self.out / "stats.json") as tmp:
+        with replaced_whole(self.out / "stats.json") as tmp:
             tmp.write_text(json.dumps(stats, indent=2, sort_keys=False) + "\n", encoding="utf-8")
 
     def close(self) -> None:
@@ -97,7 +98,7 @@ class PageStore:
         level. Write-then-rename, so a kill here keeps the old file."""
         path = self.out / "index.csv"
         column, level_column = INDEX_COLUMNS.index("in_links"), INDEX_COLUMNS.index("level")
-        with _replaced_whole(path) as tmp, open(path, newline="", encoding="utf-8") as src, \
+        with replaced_whole(path) as tmp, open(path, newline="", encoding="utf-8") as src, \
                 open(tmp, "w", newline="", encoding="utf-8") as dst:
             reader, writer = csv.reader(src), csv.writer(dst)
             writer.writerow(next(reader))
@@ -115,7 +116,7 @@ class PageStore:
 
 
 @contextmanager
-def _replaced_whole(path: Path):
+def replaced_whole(path: Path):
     """Yield a temporary path beside ``path``; once the block ends without
     an error, it replaces ``path``. On an error (a full disk) the temporary
     file is removed, so a failure leaves the old file and takes no space."""

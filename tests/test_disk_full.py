@@ -17,7 +17,6 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 import bigsite
-from urllist.journal import WholeWrites
 
 PAGES = 1000
 CRAWLER = [sys.executable, "-m", "controller"]
@@ -138,6 +137,7 @@ def warc_page_ids(path) -> set[int]:
 def test_a_record_the_disk_has_no_room_for_is_not_on_disk_at_all(tmpfs):
     """WholeWrites: a failed record is cut off again, so the file ends with
     the last whole record, and nothing of it is written later."""
+    from urllist.journal import WholeWrites
     disk = tmpfs("64k")
     log = WholeWrites(disk / "log.txt")
     log.write("first line\n")
