@@ -844,7 +844,6 @@ class Crawl:
                 self.stop_reason = "max-pages"
         if self._ordered:   # found only beyond --max-depth, by every path
             self.tally.skipped["depth"] += self.frontier.deferred
-        elapsed = time.monotonic() - self._started
         # Every file whole on disk before END and stats.json say how the
         # crawl ended: a local failure on the way is the end's reason.
         self._locally(self.store.close)
@@ -859,6 +858,7 @@ class Crawl:
         reason = self.stop_reason or ("max-depth" if self.tally.skipped["depth"] else "queue-empty")
         if self._ordered and not self.local_failure:   # the table by final level, not the level a URL was queued at
             self.tally.recount_levels(self.store.rows())
+        elapsed = time.monotonic() - self._started   # as END says: the files are closed by now
         stats = self._stats(reason, elapsed)
         self._locally(self.trace.end, stats["stop_reason"], self.tally.urls, elapsed)
         self._locally(self.store.write_stats, stats)
