@@ -22,7 +22,7 @@ import threading
 from datetime import datetime, timezone
 from pathlib import Path
 
-from urllist.journal import WholeWrites
+from urllist.journal import WholeWrites, cut_torn_line
 
 HEADER = "# time event fields... (see the README, section 'trace.log')\n"
 
@@ -35,6 +35,8 @@ class TraceLog:
     def __init__(self, path: Path, *, append: bool = False) -> None:
         # One write per line, nothing buffered: a line the disk has no room
         # for is not half there (WholeWrites).
+        if append:
+            cut_torn_line(path)   # a line cut by a kill or a full disk: the next starts on its own
         self._file = WholeWrites(path, "a" if append else "w")
         self._lock = threading.Lock()
         if not append:

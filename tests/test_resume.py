@@ -347,3 +347,26 @@ def test_the_verdict_does_not_depend_on_when_a_run_was_stopped(tmp_path, site):
     assert finished.returncode == 0, finished.stderr
     assert verdict_of(out) == expected
     assert {r["url"]: r["level"] for r in rows_of(out)} == {r["url"]: r["level"] for r in rows_of(whole)}
+
+
+def test_a_stats_json_that_cannot_be_written_is_one_line_and_resume_writes_it(tmp_path, site):
+    """The end of a crawl is local I/O too: a stats.json that cannot be
+    written (here its temporary name is taken by a directory) is one line,
+    exit 3, and a crawl that --resume then ends, with the same verdict."""
+    url, log = site
+    out = tmp_path / "out"
+    first = subprocess.run(crawler_args(url, out, "set", "--max-pages", "30"), capture_output=True,
+                           text=True, timeout=120)
+    assert first.returncode == 0, first.stderr
+    (out / "stats.json").unlink()
+    (out / "stats.json.tmp").mkdir()
+    blocked = resume_cli(out, "--max-pages", "50")
+    assert blocked.returncode == 3, blocked.stderr
+    assert blocked.stderr.count("\n") == 1 and "Traceback" not in blocked.stderr
+    assert blocked.stderr.startswith(f"crawler: error: is a directory in {out} (at stats.json.tmp)")
+    assert not (out / "stats.json").exists() and len(rows_of(out)) == 50
+    (out / "stats.json.tmp").rmdir()
+    again = resume_cli(out, "--max-pages", "50")
+    assert again.returncode == 0, again.stderr
+    stats = json.loads((out / "stats.json").read_text())
+    assert (stats["stop_reason"], stats["urls"], stats["urls_this_run"]) == ("max-pages", 50, 0)
