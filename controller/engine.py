@@ -90,7 +90,8 @@ class Crawl:
                  resume: bool = False, overwrite: bool = False, shared=None) -> None:
         # A finished crawl resumed: nothing to do, and no file is touched
         # (not even the lock's); run() gives its stats as they are.
-        self.finished = finished_crawl(config) if resume and self.stays_finished else None
+        self.finished = (finished_crawl(config) if resume and shared is None and self.stays_finished
+                         else None)   # a shared crawl's worker asks Redis, not its files
         if self.finished is not None:
             return
         # One crawl per directory, held until run() ends (or this process does).
