@@ -243,8 +243,9 @@ def _params_of(options) -> list[click.Parameter]:
 @click.option("--out", "-o", type=click.Path(path_type=Path), default=Path("crawl-out"),
               show_default=True, help="Output directory.")
 @click.option("--resume", is_flag=True,
-              help="Continue the crawl in --out (after Ctrl-C, a kill or a crash); seeds and "
-                   "URL rules are taken from it unless given.")
+              help="Continue the crawl in --out (after Ctrl-C, a kill, a crash or a full disk); "
+                   "seeds and URL rules are taken from it unless given. A finished crawl is "
+                   "left as it is.")
 @click.option("--overwrite", is_flag=True, help="Replace the crawl files in a non-empty --out.")
 @click.option("--input-file", "-i", "seed_files", multiple=True, metavar="FILE",
               help="Also read seeds from FILE, one URL a line (# comments); - reads standard "

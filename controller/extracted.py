@@ -10,8 +10,9 @@ extracted.jsonl  (optional) one JSON object a line, {"id": 7, "url": "...",
                  match may itself contain " | " or line breaks.
 
 One row per page extraction applied to (--extract-from), whether or not
-anything matched, so the rows also count the pages. Rows are flushed as
-they are written, so a killed crawl leaves readable files. Write a page's
+anything matched, so the rows also count the pages. Each row reaches the
+kernel in one write (WholeWrites), so a killed crawl, or one whose disk
+filled, leaves readable files. Write a page's
 row before its index.csv row (the commit mark, see controller/resume.py):
 then a resumed crawl drops rows of uncommitted pages (keep_rows_of) and
 refetching them does not list them twice.

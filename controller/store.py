@@ -6,7 +6,8 @@ Layout (the contract; columns are only ever added at the end):
                    (in_links is filled in when the crawl stops: see fill_in_links)
   stats.json       totals, written at the end (and on Ctrl-C)
 File names come from ids, never from URL text, so no URL can write outside DIR.
-Rows are flushed as they are written, so a killed crawl leaves readable files.
+Each row reaches the kernel in one write as it is made (WholeWrites), so a
+killed crawl, or one whose disk filled, leaves readable files.
 """
 from __future__ import annotations
 
