@@ -1,15 +1,20 @@
 """The command line: thin click commands over the Controller.
 
 Every usage error ends in ONE line on stderr that says what is wrong and
-how to fix it, with exit status 2 and no traceback.
+how to fix it, with exit status 2 and no traceback. A reader that stops
+reading (``| head``, a pager quit early, a closed terminal) never changes
+how a command ends: a crawl goes on to its end and its own exit status,
+and a command that only prints (report, export, config ...) ends quietly
+with status 0.
 """
 from __future__ import annotations
 
+import errno
 import json
-import os
 import signal
 import sys
 import threading
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -23,7 +28,7 @@ from controller.config import (CONTENT_DEDUP_MODES, DEFAULT_USER_AGENT, MAX_SIMH
 from controller.engine import Crawl
 from controller.localfailure import EXIT_LOCAL, LocalFailureError
 from controller.resume import MUST_MATCH, SETTINGS_FILE, STATE_DIR, WARC_FILE, refuse_if_locked
-from controller.progress import Progress, in_force
+from controller.progress import Progress, closed_output, in_force
 from controller.readers.export import EXPORT_FORMATS, export_pages
 from controller.readers.html import render_html
 from controller.readers.report import (FORMATS, TOP_LINKS, ReportError, build_report, level_table,
@@ -36,8 +41,44 @@ EXIT_FAILED = 1   # the crawl ran but could not do its job (every seed failed, a
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
+# The signals that stop a crawl cleanly, the stop_reason each leaves in
+# stats.json, and its exit status: 128 + the signal's number, as a shell
+# reports a process the signal ended (SIGHUP: a closed terminal, a dropped ssh).
+SIGNAL_STOPS = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated",
+                signal.SIGHUP: "hangup"}
+EXIT_FOR_STOP = {reason: 128 + sig for sig, reason in SIGNAL_STOPS.items()}
+# A signal this soon after the first is the same stop delivered twice (GNU
+# timeout and kill -- -PGID reach the crawler and then its group), not a
+# second Ctrl-C; a person's second Ctrl-C comes later.
+REPEAT_SECONDS = 0.5
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class Commands(click.Group):
+    """The crawler's commands. When nobody reads their output any more
+    (``crawler export DIR | head -1``), a command ends quietly with status 0,
+    as `head` expects of a writer; click's own handling would exit 1."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except OSError as exc:
+            gone = [closed_output(stream) for stream in (sys.stdout, sys.stderr)]
+            if exc.errno not in (errno.EPIPE, errno.EIO) or not any(gone):
+                raise
+            ctx.exit(0)
+
+
+def say(message: str = "", *, err: bool = False, nl: bool = True) -> None:
+    """click.echo for a line that must not decide how a crawl ends: when
+    nobody reads the stream any more, the line is dropped."""
+    try:
+        click.echo(message, err=err, nl=nl)
+    except OSError:
+        if not closed_output(sys.stderr if err else sys.stdout):
+            raise
+
+
+@click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(VERSION, prog_name="crawler")
 def cli() -> None:
     """A polite, readable breadth-first web crawler (six-module design).
@@ -420,7 +461,7 @@ def _option_of(field_name: str) -> str:
 
 def run_crawl(config: CrawlConfig, expected=None, *, resume=False, overwrite=False,
               shared_crawl=None, shared_id: str = "", before_run=None) -> dict:
-    """Run one crawl with Ctrl-C / SIGTERM as a clean stop; print the summary.
+    """Run one crawl with Ctrl-C / SIGTERM / SIGHUP as a clean stop; print the summary.
     With ``shared_crawl``, as worker ``shared_id`` of a crawl in Redis;
     ``before_run`` runs once the output directory is known to be usable."""
     from controller.shared import Shared
@@ -448,19 +489,22 @@ def run_crawl(config: CrawlConfig, expected=None, *, resume=False, overwrite=Fal
         # Lost Redis for good, or fenced: the rows written so far stay, and
         # Redis keeps what this worker committed until it runs again.
         raise click.ClickException(str(exc)) from None
-    click.echo(level_table(stats, expected))
+    say(level_table(stats, expected))
     for line in summary_lines(stats, config.out):
-        click.echo(line)
+        say(line)
     return stats
 
 
 @contextmanager
 def stop_signals(crawl: Crawl, progress: Progress | None):
-    """Ctrl-C and SIGTERM stop the crawl cleanly while it runs (a second one at once)."""
+    """Ctrl-C, SIGTERM and SIGHUP stop the crawl cleanly while it runs; a
+    second Ctrl-C quits at once. SIGHUP stays ignored when the crawler was
+    started ignoring it (nohup): that is how a crawl outlives its terminal."""
     previous = {}
     if threading.current_thread() is threading.main_thread():   # signals reach no other thread
-        previous = {sig: signal.signal(sig, _stopper(crawl, progress))
-                    for sig in (signal.SIGINT, signal.SIGTERM)}
+        stop = _stopper(crawl, progress)
+        previous = {sig: signal.signal(sig, stop) for sig in SIGNAL_STOPS
+                    if not (sig == signal.SIGHUP and signal.getsignal(sig) == signal.SIG_IGN)}
     try:
         yield
     finally:
@@ -479,12 +523,19 @@ def _shared_errors(shared) -> tuple[type[Exception], ...]:
 
 
 def _stopper(crawl: Crawl, progress: Progress | None):
+    """The handler of the stop signals: the first one stops the crawl; only
+    a Ctrl-C that comes REPEAT_SECONDS later or more quits at once."""
+    first: list[float] = []   # when the stop began
+
     def stop(signum, frame):
-        if crawl.stop_reason in ("interrupted", "terminated"):
-            raise KeyboardInterrupt  # second signal: stop now, files are flushed row by row
+        if first:
+            if signum == signal.SIGINT and time.monotonic() - first[0] >= REPEAT_SECONDS:
+                raise KeyboardInterrupt  # stop now: the files are flushed row by row
+            return   # the same stop, delivered again
+        first.append(time.monotonic())
+        crawl.request_stop(SIGNAL_STOPS[signum])
         message = "stopping: finishing the requests in flight (press Ctrl-C again to quit now)"
-        progress.echo(message) if progress else click.echo(message, err=True)
-        crawl.request_stop("interrupted" if signum == signal.SIGINT else "terminated")
+        progress.echo(message) if progress else say(message, err=True)
     return stop
 
 
@@ -524,21 +575,19 @@ def _exit_for(stats: dict) -> None:
         raise LocalFailureExit(stats["local_failure"])
     problem = failure(stats)
     if problem:
-        click.echo(f"crawler: error: {problem}", err=True)
+        say(f"crawler: error: {problem}", err=True)
         sys.exit(EXIT_FAILED)
     shared = stats.get("shared")
     if shared:
-        if reason in ("interrupted", "terminated", "max-seconds"):
-            click.echo(f"to go on with the shared crawl: crawler worker --redis URL --crawl-id "
-                       f"{shared['crawl_id']} --out {out}", err=True)
-    elif reason in ("interrupted", "terminated", "max-seconds", "max-pages") \
+        if reason in (*EXIT_FOR_STOP, "max-seconds"):
+            say(f"to go on with the shared crawl: crawler worker --redis URL --crawl-id "
+                f"{shared['crawl_id']} --out {out}", err=True)
+    elif reason in (*EXIT_FOR_STOP, "max-seconds", "max-pages") \
             and stats["settings"].get("order", "bfs") == "bfs":   # other orders are not resumed yet
-        click.echo(f"to continue this crawl: crawler crawl --out {out} --resume"
-                   + (" --max-pages N" if reason == "max-pages" else ""), err=True)
-    if reason == "interrupted":
-        sys.exit(EXIT_INTERRUPTED)
-    if reason == "terminated":
-        sys.exit(128 + signal.SIGTERM)
+        say(f"to continue this crawl: crawler crawl --out {out} --resume"
+            + (" --max-pages N" if reason == "max-pages" else ""), err=True)
+    if reason in EXIT_FOR_STOP:
+        sys.exit(EXIT_FOR_STOP[reason])
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -546,10 +595,10 @@ def main(argv: list[str] | None = None) -> None:
     try:
         result = cli.main(args=argv, prog_name="crawler", standalone_mode=False)
     except click.exceptions.Abort:
-        click.echo("crawler: aborted", err=True)
+        say("crawler: aborted", err=True)
         sys.exit(EXIT_INTERRUPTED)
     except click.ClickException as exc:
-        click.echo(f"crawler: error: {one_line(exc)}", err=True)
+        say(f"crawler: error: {one_line(exc)}", err=True)
         sys.exit(EXIT_USAGE if isinstance(exc, click.UsageError) else exc.exit_code)
     sys.exit(result if isinstance(result, int) else 0)
 
@@ -588,14 +637,12 @@ def report(crawl_dir, fmt, top, plot_png) -> None:
             from controller.readers.plot import check_plotting
             check_plotting()   # before anything is printed
         result = build_report(crawl_dir, top=top)
-        if fmt == "html":
-            click.echo(render_html(result), nl=False)
-        else:
-            click.echo(render_report(result, fmt), nl=False)
+        # say: a reader that stops early (| head) does not keep the plot from being drawn
+        say(render_html(result) if fmt == "html" else render_report(result, fmt), nl=False)
         if plot_png is not None:
             from controller.readers.plot import write_plot
             write_plot(result, plot_png)
-            click.echo(f"plot written to {plot_png}", err=True)
+            say(f"plot written to {plot_png}", err=True)
     except ReportError as exc:
         raise click.UsageError(str(exc)) from None
 
@@ -630,18 +677,9 @@ def export(crawl_dir, fmt, out, html) -> None:
         count = export_pages(crawl_dir, fmt, out, html=html, stdout=sys.stdout.buffer, notes=notes)
     except ReportError as exc:
         raise click.UsageError(str(exc)) from None
-    except BrokenPipeError:
-        _quiet_stdout()   # the reader (head, a closed pager) has all it wanted
-        sys.exit(EXIT_FAILED)
     for note in notes:
         click.echo(f"export: {note}", err=True)
     click.echo(f"exported {count:,} pages to {out or 'standard output'} ({fmt})", err=True)
-
-
-def _quiet_stdout() -> None:
-    """Point stdout at /dev/null, so Python's flush at exit meets no broken pipe."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
 
 
 @cli.command()
@@ -708,21 +746,20 @@ def demo(out, port, max_depth, workers, delay, dedup, content_dedup, warc, ignor
     truth = site.ground_truth(max_depth, obey_robots=not ignore_robots)
     expected = [(level.urls, level.pages) for level in truth.levels]
     with _serving(site, port) as server:
-        click.echo(f"demo site: {server.url} ({len(site.paths())} pages, plus a calendar trap)",
-                   err=True)
+        say(f"demo site: {server.url} ({len(site.paths())} pages, plus a calendar trap)", err=True)
         config = CrawlConfig(seeds=(server.url,), out=out, max_depth=max_depth, max_pages=0,
                              workers=workers, per_host=workers, delay=delay, dedup=dedup,
                              content_dedup=content_dedup, warc=warc,
                              obey_robots=not ignore_robots, progress=not quiet)
         stats = run_crawl(config, expected, overwrite=True)   # the demo's own directory
     got = [(row["urls"], row["pages"]) for row in stats["levels"]]
-    if stats["stop_reason"] in ("interrupted", "terminated") or stats.get("local_failure"):
+    if stats["stop_reason"] in EXIT_FOR_STOP or stats.get("local_failure"):
         _exit_for(stats)
     if got != expected:
-        click.echo("demo: the crawl does NOT match the demo site's ground truth", err=True)
+        say("demo: the crawl does NOT match the demo site's ground truth", err=True)
         sys.exit(1)
-    click.echo(f"demo: every level matches the demo site's ground truth; next: "
-               f"less {out}/trace.log, crawler report {out}, crawler report {out} --plot {out}.png")
+    say(f"demo: every level matches the demo site's ground truth; next: "
+        f"less {out}/trace.log, crawler report {out}, crawler report {out} --plot {out}.png")
 
 
 @cli.command("serve-demo")
@@ -795,9 +832,8 @@ def worker(redis_url, crawl_id, out, workers, processes, worker_id, quiet) -> No
     resume = (out / "index.csv").is_file()   # this worker was here before: go on from its files
     stats = run_crawl(config, resume=resume, shared_crawl=crawl,
                       shared_id=worker_id or default_worker_id(out))
-    if stats["stop_reason"] in ("interrupted", "terminated"):
-        sys.exit(EXIT_INTERRUPTED if stats["stop_reason"] == "interrupted"
-                 else 128 + signal.SIGTERM)
+    if stats["stop_reason"] in EXIT_FOR_STOP:
+        sys.exit(EXIT_FOR_STOP[stats["stop_reason"]])
 
 
 @cli.command()

@@ -223,25 +223,53 @@ class DigestPool:
     workers are not our children, so their CPU time would be missing from the
     crawl's own accounting (``/usr/bin/time``, getrusage). A worker imports
     only textfilter and urlfilter, about 0.1 s.
+
+    Workers ignore the stop signals (STOP_SIGNALS): a signal to the process
+    group reaches them too, and only the Controller decides how to stop.
+    They are spawned with those signals blocked, and ignore them before
+    they unblock them (``_start_worker``): a Ctrl-C while a worker starts
+    Python and its imports waits, and is then dropped, instead of ending the
+    worker with a KeyboardInterrupt traceback. The Controller gets the
+    signal it too was sent as soon as the workers are started.
     """
 
     def __init__(self, digester: Digester, processes: int) -> None:
         context = multiprocessing.get_context("spawn")
-        self._pool = ProcessPoolExecutor(processes, mp_context=context,
-                                         initializer=_start_worker, initargs=(digester,))
-        # Start every worker now (each submit that finds no idle worker spawns
-        # one), while the main module is hidden: a spawned worker would import
-        # the user's script again, and a script without an
-        # `if __name__ == "__main__":` guard would start a crawl in each worker.
-        with _main_module_hidden():
-            for _ in range(processes):
-                self._pool.submit(int)
+        with _stop_signals_blocked():
+            self._pool = ProcessPoolExecutor(processes, mp_context=context,
+                                             initializer=_start_worker, initargs=(digester,))
+            # Start every worker now (each submit that finds no idle worker spawns
+            # one), while the main module is hidden: a spawned worker would import
+            # the user's script again, and a script without an
+            # `if __name__ == "__main__":` guard would start a crawl in each worker.
+            # Blocked again: starting multiprocessing's resource tracker above
+            # unblocks SIGINT and SIGTERM for its own reasons.
+            with _stop_signals_blocked(), _main_module_hidden():
+                for _ in range(processes):
+                    self._pool.submit(int)
 
     def submit(self, job: DigestJob) -> Future:
         return self._pool.submit(_digest_in_worker, job)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+# Sent to a whole process group by a terminal (Ctrl-C, a hang-up), timeout,
+# kill -- -PGID, systemd, docker stop, Slurm.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@contextmanager
+def _stop_signals_blocked():
+    """STOP_SIGNALS held back in this thread, and in the processes it starts
+    (a child inherits the signal mask across fork and exec). The process
+    still gets them: the kernel hands them to a thread that does not block them."""
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 @contextmanager
@@ -263,11 +291,11 @@ _digester: Digester | None = None   # one per worker process, set by _start_work
 def _start_worker(digester: Digester) -> None:
     global _digester
     _digester = digester
-    # Ctrl-C and SIGTERM reach the whole process group (a terminal, timeout,
-    # kill -- -PGID, systemd, docker stop, Slurm): only the Controller decides
-    # how to stop, and it ends this process when it closes the pool.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    # Only the Controller decides how to stop, and it ends this process when
+    # it closes the pool. Ignoring a signal drops it if it is pending.
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     _die_with_parent()
 
 

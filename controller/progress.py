@@ -28,11 +28,20 @@ Cost: each call does constant work, and the line is redrawn at most
 times come from the snapshots' ``elapsed``, never from a clock read
 here, so the display is deterministic under test. "URLs/s" counts every
 fetched URL, errors included, as stats.json's ``urls_per_second`` does.
+
+Nobody may be reading any more: ``crawler crawl ... 2>&1 | head -1`` or a
+pager quit early closes the pipe, a closed terminal or a dropped ssh
+hangs the terminal up. Lines are then dropped (``closed_output``) and the
+crawl goes on to its end, as wget and curl do: what a person sees never
+decides how a crawl ends.
 """
 from __future__ import annotations
 
+import os
+import select
 import sys
 from collections import deque
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -98,16 +107,20 @@ class Progress:
         self._last: Snapshot | None = None
         self._last_draw = float("-inf")
         self._last_log = 0.0
+        self.reader_gone = False         # nobody reads the stream any more: show nothing
 
     # -- the Controller's callbacks ----------------------------------------
     def on_progress(self, snapshot: Snapshot) -> None:
         self._window.add(snapshot.elapsed, snapshot.urls, snapshot.bytes)
         self._last = snapshot
-        if self.live and snapshot.elapsed - self._last_draw >= DRAW_SECONDS:
-            self._draw(snapshot)
-        elif not self.live and snapshot.elapsed - self._last_log >= LOG_SECONDS:
-            self._write(self.status_line(snapshot) + "\n")
-            self._last_log = snapshot.elapsed
+        if self.reader_gone:
+            return
+        with self._unless_closed():
+            if self.live and snapshot.elapsed - self._last_draw >= DRAW_SECONDS:
+                self._draw(snapshot)
+            elif not self.live and snapshot.elapsed - self._last_log >= LOG_SECONDS:
+                self._write(self.status_line(snapshot) + "\n")
+                self._last_log = snapshot.elapsed
 
     def on_level(self, level: int, row: LevelTally) -> None:
         self.echo(f"level {level} done: {row.urls} URLs fetched ({row.pages} pages, {row.errors} "
@@ -115,21 +128,25 @@ class Progress:
 
     def echo(self, line: str) -> None:
         """Print a line that stays (e.g. "stopping: ..."); the live line is redrawn below it."""
-        if self._bar is not None:
-            # Overwrite the live line, then let click end it (newline, cursor shown).
-            self._write("\r" + " " * (self._bar.max_width or 0) + "\r" + line)
-            self._bar.render_finish()
-            self._bar = None
-        else:
-            self._write(line + "\n")
+        if self.reader_gone:
+            return
+        with self._unless_closed():
+            if self._bar is not None:
+                # Overwrite the live line, then let click end it (newline, cursor shown).
+                self._write("\r" + " " * (self._bar.max_width or 0) + "\r" + line)
+                self._bar.render_finish()
+                self._bar = None
+            else:
+                self._write(line + "\n")
 
     def close(self) -> None:
         """End the live line (drawn once more with the latest numbers); idempotent."""
-        if self._bar is not None:
-            if self._last is not None:
-                self._draw(self._last)
-            self._bar.render_finish()
-            self._bar = None
+        if self._bar is not None and not self.reader_gone:
+            with self._unless_closed():
+                if self._last is not None:
+                    self._draw(self._last)
+                self._bar.render_finish()
+        self._bar = None
 
     def __enter__(self) -> Progress:
         return self
@@ -163,6 +180,41 @@ class Progress:
     def _write(self, text: str) -> None:
         self.stream.write(text)
         self.stream.flush()
+
+    @contextmanager
+    def _unless_closed(self):
+        """A write that fails because nobody reads any more ends the display;
+        any other failure is raised."""
+        try:
+            yield
+        except OSError:
+            if not closed_output(self.stream):
+                raise
+            self.reader_gone = True
+            self._bar = None
+
+
+def closed_output(stream) -> bool:
+    """After a write to ``stream`` failed: True when nobody reads it any more
+    (the reading end of its pipe or socket was closed, its terminal hung up).
+    Its file descriptor then points at /dev/null, so later writes, and
+    Python's own flush of the stream at exit, are dropped instead of raising
+    again (the remedy of the Python docs' "Note on SIGPIPE"). False for any
+    other failure (a full disk), which the caller raises."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):   # not a file descriptor: a test's StringIO
+        return False
+    poller = select.poll()
+    poller.register(fd, 0)   # POLLERR and POLLHUP are reported whatever is asked for
+    if not any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0)):
+        return False
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+    return True
 
 
 def _new_bar(level: int, stream: TextIO):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from controller.cli import EXIT_INTERRUPTED, Progress, make_config, run_crawl, stop_signals
+from controller.cli import EXIT_FOR_STOP, Progress, make_config, run_crawl, say, stop_signals
 from controller.config import CrawlConfig
 from controller.revisits import OUTCOMES, RevisitPlan, Revisits
 from controller.visits import recrawl_state, save_state
@@ -55,9 +55,9 @@ def recrawl(crawl_dir, policy, budget, max_rate, min_interval, max_interval, qui
     """
     summary = recrawl_from(crawl_dir, policy, budget, max_rate, min_interval, max_interval, quiet)
     stopped = summary["stopped"] or summary.get("crawl_stopped", "")
-    if stopped in ("interrupted", "terminated"):
-        click.echo(f"to go on with this recrawl: crawler recrawl {crawl_dir}", err=True)
-        sys.exit(EXIT_INTERRUPTED if stopped == "interrupted" else 143)
+    if stopped in EXIT_FOR_STOP:
+        say(f"to go on with this recrawl: crawler recrawl {crawl_dir}", err=True)
+        sys.exit(EXIT_FOR_STOP[stopped])
 
 
 def recrawl_from(crawl_dir, policy, budget, max_rate, min_interval, max_interval, quiet) -> dict:
@@ -75,7 +75,7 @@ def recrawl_from(crawl_dir, policy, budget, max_rate, min_interval, max_interval
         return summary
     if summary["crawl_step"]:
         summary["crawl_stopped"] = run_crawl(config, resume=True)["stop_reason"]
-        if summary["crawl_stopped"] in ("interrupted", "terminated"):
+        if summary["crawl_stopped"] in EXIT_FOR_STOP:
             return summary
     _close_pass(config.out)
     return summary
@@ -93,9 +93,9 @@ def _revisit(config: CrawlConfig, how: RevisitPlan) -> dict:
     with stop_signals(revisits, progress):
         summary = revisits.run()
     counts = ", ".join(f"{summary[k]} {k}" for k in OUTCOMES)
-    click.echo(f"recrawl pass {summary['pass']}: {summary['asked']} pages asked again: {counts}")
+    say(f"recrawl pass {summary['pass']}: {summary['asked']} pages asked again: {counts}")
     if summary["new_links_queued"] or summary["new_links_not_queued"]:
-        click.echo(f"links new to the crawl on changed pages: {summary['new_links_queued']} queued"
+        say(f"links new to the crawl on changed pages: {summary['new_links_queued']} queued"
                    + (f", {summary['new_links_not_queued']} not queued (beyond --max-depth, "
                       f"after a level with none, or the crawl stopped with URLs still queued: "
                       f"see the README, Keeping a crawl fresh)"
