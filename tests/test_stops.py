@@ -3,11 +3,13 @@ kill -- -PGID, systemd, docker stop, Slurm and CI cancels send): a clean
 stop with exit 143 and no traceback, nothing committed that was not
 really fetched and parsed, and `--resume` ends with exactly the
 uninterrupted result."""
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -145,3 +147,111 @@ def test_a_dead_parser_process_leaves_its_pages_for_resume_not_error_rows(site, 
     rows = rows_of(out)
     assert {r["url"]: int(r["level"]) for r in rows} == reference
     assert [r for r in rows if r["error"]] == []
+
+
+def test_sigterm_twice_within_a_moment_is_one_clean_stop_ten_times(site, reference, tmp_path):
+    """GNU timeout sends SIGTERM to the crawler and then to its group: the
+    second one is the same stop, not a second Ctrl-C. Each of ten runs ends
+    with 143, its stats.json and the resume hint; --resume then finishes."""
+    url, _ = site
+    out = tmp_path / "out"
+    args = crawler(url, out, "--delay", "0", "--per-host", "4")
+    for run in range(10):
+        proc = start_in_own_group([*args, *(("--resume",) if run else ())])
+        wait_for_rows(out, proc, committed(out) + 40)
+        assert proc.poll() is None, "the crawl ended before it could be signalled"
+        sent = time.monotonic()
+        os.kill(proc.pid, signal.SIGTERM)
+        os.killpg(proc.pid, signal.SIGTERM)
+        assert time.monotonic() - sent < 0.005
+        _, err = proc.communicate(timeout=60)
+        err = err.decode()
+        assert proc.returncode == 143, err
+        assert "Traceback" not in err and "aborted" not in err, err
+        assert "--resume" in err
+        stats = json.loads((out / "stats.json").read_text())
+        assert stats["stop_reason"] == "terminated"
+        assert stats["urls"] == len(rows_of(out))   # written by this run, not left by the last
+    done = subprocess.run([*args, "--resume"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert {r["url"]: int(r["level"]) for r in rows_of(out)} == reference
+
+
+def test_sighup_stops_cleanly_with_129_and_resume_finishes(site, reference, tmp_path):
+    url, _ = site
+    out = tmp_path / "out"
+    args = crawler(url, out, "--delay", "0", "--per-host", "4")
+    proc = start_in_own_group(args)
+    wait_for_rows(out, proc, 200)
+    os.killpg(proc.pid, signal.SIGHUP)
+    _, err = proc.communicate(timeout=60)
+    err = err.decode()
+    assert proc.returncode == 129, err
+    assert "Traceback" not in err and "--resume" in err
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["stop_reason"] == "hangup" and stats["urls"] == len(rows_of(out)) < PAGES
+    trace = (out / "trace.log").read_text()
+    assert trace.endswith("\n") and " END " in trace.splitlines()[-1]
+    done = subprocess.run([*args, "--resume"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert {r["url"]: int(r["level"]) for r in rows_of(out)} == reference
+
+
+def test_a_closed_terminal_drops_the_progress_and_the_crawl_stops_cleanly(site, tmp_path):
+    """The crawler draws its live line on a terminal; the terminal goes away
+    (its master side closed: writes to it fail with EIO) and SIGHUP follows,
+    as when a terminal window is closed. The crawl stops as for SIGTERM."""
+    import pty
+    url, _ = site
+    out = tmp_path / "out"
+    master, slave = pty.openpty()
+    args = [arg for arg in crawler(url, out, "--delay", "0", "--per-host", "4") if arg != "--quiet"]
+    proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave,
+                            start_new_session=True)
+    os.close(slave)
+    try:
+        wait_for_rows(out, proc, 200)
+        assert proc.poll() is None, "the crawl ended before the terminal closed"
+    finally:
+        os.close(master)
+    at_close = committed(out)
+    wait_for_rows(out, proc, at_close + 100)   # it draws on the hung-up terminal meanwhile
+    os.killpg(proc.pid, signal.SIGHUP)
+    assert proc.wait(timeout=60) == 129
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["stop_reason"] == "hangup" and stats["urls"] == len(rows_of(out)) >= at_close + 100
+
+
+def test_under_nohup_sighup_is_ignored_and_the_crawl_finishes(site, reference, tmp_path):
+    url, _ = site
+    out = tmp_path / "out"
+    proc = subprocess.Popen(["nohup", *crawler(url, out, "--delay", "0", "--per-host", "4")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True, cwd=tmp_path)
+    wait_for_rows(out, proc, 200)
+    os.killpg(proc.pid, signal.SIGHUP)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err.decode()
+    assert {r["url"]: int(r["level"]) for r in rows_of(out)} == reference
+
+
+STARTPOINT = str(Path(__file__).resolve().parent / "startpoint.py")
+
+
+@pytest.mark.parametrize("point", ["import", "config", "spawn"])
+def test_ctrl_c_during_start_up_is_one_line_and_130_never_a_traceback(site, tmp_path, point):
+    """Ctrl-C (SIGINT to the process group) while the modules load, before
+    the signal handlers exist, and while the parser processes start Python."""
+    url, _ = site
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, STARTPOINT, point, *crawler(url, out)[3:],
+                             "--processes", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    _, err = proc.communicate(timeout=60)
+    err = err.decode()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "Error" not in err, err
+    if point == "spawn":   # the handlers exist by then: a clean stop
+        assert json.loads((out / "stats.json").read_text())["stop_reason"] == "interrupted"
+    else:
+        assert err.strip() == "crawler: aborted"
