@@ -4,11 +4,12 @@ terminal's Ctrl-C is, for the tests that a signal from outside cannot aim:
 
   import  while the crawler's modules load (as controller.engine is imported)
   config  once the crawl is set up, before its signal handlers exist
-  spawn   right after the first parser process is launched, while it starts Python
+  spawn   once the first parser process runs Python, while it starts up
 """
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -31,15 +32,31 @@ class InterruptOnImport:
         return None
 
 
-def after(owner, name):
+def after(owner, name, wait=lambda *args: None):
     original = getattr(owner, name)
 
     def wrapped(*args, **kwargs):
         result = original(*args, **kwargs)
         setattr(owner, name, original)   # once
+        wait(*args)
         interrupt()
         return result
     setattr(owner, name, wrapped)
+
+
+def python_started(popen, *args):
+    """Until the process `popen` started catches SIGINT: Python runs in it and
+    would turn a Ctrl-C into a KeyboardInterrupt wherever it is."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            status = Path(f"/proc/{popen.pid}/status").read_text()
+        except OSError:   # it has ended: nothing to wait for
+            return
+        caught = int(status.split("SigCgt:")[1].split()[0], 16)
+        if caught & 1 << (signal.SIGINT - 1):
+            return
+        time.sleep(0.001)   # polling an observable condition, bounded by the deadline
 
 
 point, args = sys.argv[1], sys.argv[2:]
@@ -50,7 +67,7 @@ elif point == "config":
     after(Crawl, "__init__")
 elif point == "spawn":
     from multiprocessing import popen_spawn_posix
-    after(popen_spawn_posix.Popen, "_launch")
+    after(popen_spawn_posix.Popen, "_launch", wait=python_started)
 else:
     raise SystemExit(f"no such point: {point}")
 sys.argv = ["crawler", *args]

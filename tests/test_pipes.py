@@ -108,7 +108,8 @@ def test_a_reader_command_read_for_one_line_ends_quietly_with_0(crawl_dir, comma
     whole = subprocess.run([sys.executable, "-m", "controller", *args], capture_output=True,
                            timeout=60)
     assert whole.returncode == 0 and len(whole.stdout) > 2 * PIPE_BUFFER
-    proc = crawler(*args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = crawler(*args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0)
+    # unbuffered: readline takes the first line and no more, as head -1 does
     assert proc.stdout.readline() == whole.stdout.splitlines(keepends=True)[0]
     proc.stdout.close()
     err = proc.stderr.read().decode()
