@@ -53,17 +53,25 @@ EXIT_FOR_STOP = {reason: 128 + sig for sig, reason in SIGNAL_STOPS.items()}
 REPEAT_SECONDS = 0.5
 
 
+# The commands that only read and print: their job is done when nobody reads on.
+PRINTING_COMMANDS = frozenset({"report", "export", "warc-index", "config", "status", "merge"})
+
+
 class Commands(click.Group):
-    """The crawler's commands. When nobody reads their output any more
-    (``crawler export DIR | head -1``), a command ends quietly with status 0,
-    as `head` expects of a writer; click's own handling would exit 1."""
+    """The crawler's commands. When nobody reads the output of a printing
+    command any more (``crawler export DIR | head -1``), it ends quietly with
+    status 0, as `head` expects of a writer; click's own handling would exit
+    1. A crawl drops the lines itself (``say``, Progress) and goes on."""
 
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
         except OSError as exc:
+            if exc.errno not in (errno.EPIPE, errno.EIO) \
+                    or ctx.invoked_subcommand not in PRINTING_COMMANDS:
+                raise
             gone = [closed_output(stream) for stream in (sys.stdout, sys.stderr)]
-            if exc.errno not in (errno.EPIPE, errno.EIO) or not any(gone):
+            if not any(gone):
                 raise
             ctx.exit(0)
 
