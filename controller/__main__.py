@@ -1,29 +1,50 @@
 """`python -m controller` and the `crawler` command start here.
 
-This module imports nothing else until main() runs, so that a Ctrl-C while
-the crawler's modules load is what it is at any later moment: one line and
-exit status 130, not a traceback of whichever import it interrupted.
+A stop signal while the crawler's modules load is held until they are
+loaded, and then ends the process with one line, `crawler: aborted`, and
+exit status 128 + the signal's number (130 for Ctrl-C). A KeyboardInterrupt
+raised in the middle of an import is not reliable: where it lands in a
+callback (importlib's module locks use weakref callbacks) Python prints and
+forgets it, and the crawl would start as if no Ctrl-C had come.
 """
 import os
+import signal
 import sys
 
-EXIT_INTERRUPTED = 130   # controller.cli.EXIT_INTERRUPTED, which is not loaded yet
+# The signals that stop a crawl (controller.cli.SIGNAL_STOPS, not loaded yet).
+STOPS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def main() -> None:
+    received: list[int] = []
+    held = _hold(received)
     try:
         from controller.cli import main as run
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:   # one that came before the signals were held
+        received.append(signal.SIGINT)
+    for sig, handler in held.items():
+        signal.signal(sig, handler)
+    if received:
         _aborted()
-        # Nothing is open yet. os._exit, because CPython ends a process whose
-        # KeyboardInterrupt came out of an exec() (dataclasses build their
-        # methods so) by SIGINT at exit, even when the interrupt was handled.
-        os._exit(EXIT_INTERRUPTED)
+        # os._exit: nothing is open yet, and CPython ends a process whose
+        # KeyboardInterrupt came out of an exec() by SIGINT at exit, even
+        # when it was handled.
+        os._exit(128 + received[0])
     try:
         run()
     except KeyboardInterrupt:   # one that came after click had let go
         _aborted()
-        sys.exit(EXIT_INTERRUPTED)
+        sys.exit(128 + signal.SIGINT)
+
+
+def _hold(received: list[int]) -> dict:
+    """Record the stop signals instead of acting on them; the handlers they
+    had. A SIGHUP ignored from the start (nohup) stays ignored."""
+    held = {}
+    for sig in STOPS:
+        if signal.getsignal(sig) != signal.SIG_IGN:
+            held[sig] = signal.signal(sig, lambda signum, frame: received.append(signum))
+    return held
 
 
 def _aborted() -> None:

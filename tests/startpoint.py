@@ -3,6 +3,9 @@ one chosen moment of its start-up, to its whole process group as a
 terminal's Ctrl-C is, for the tests that a signal from outside cannot aim:
 
   import  while the crawler's modules load (as controller.engine is imported)
+  import-callback  the same, caught by Python inside a weakref callback, as
+          importlib's module-lock callbacks are (it prints and forgets the
+          KeyboardInterrupt raised there)
   config  once the crawl is set up, before its signal handlers exist
   spawn   once the first parser process runs Python, while it starts up
 """
@@ -10,6 +13,7 @@ import os
 import signal
 import sys
 import time
+import weakref
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -19,16 +23,31 @@ def interrupt():
     os.killpg(0, signal.SIGINT)
 
 
+def interrupt_in_a_callback():
+    class Probe:
+        pass
+
+    def callback(ref):
+        interrupt()
+        for _ in range(1000):   # Python handles the signal here, inside the callback
+            pass
+    probe = Probe()
+    keep = weakref.ref(probe, callback)
+    del probe
+    return keep
+
+
 class InterruptOnImport:
     """A module finder that finds nothing: it sends the signal when `name` is imported."""
 
-    def __init__(self, name):
+    def __init__(self, name, how=interrupt):
         self.name = name
+        self.how = how
 
     def find_spec(self, name, path=None, target=None):
         if name == self.name:
             sys.meta_path.remove(self)
-            interrupt()
+            self.how()
         return None
 
 
@@ -62,6 +81,8 @@ def python_started(popen, *args):
 point, args = sys.argv[1], sys.argv[2:]
 if point == "import":
     sys.meta_path.insert(0, InterruptOnImport("controller.engine"))
+elif point == "import-callback":
+    sys.meta_path.insert(0, InterruptOnImport("controller.engine", interrupt_in_a_callback))
 elif point == "config":
     from controller.engine import Crawl
     after(Crawl, "__init__")

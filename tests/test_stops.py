@@ -238,10 +238,11 @@ def test_under_nohup_sighup_is_ignored_and_the_crawl_finishes(site, reference, t
 STARTPOINT = str(Path(__file__).resolve().parent / "startpoint.py")
 
 
-@pytest.mark.parametrize("point", ["import", "config", "spawn"])
+@pytest.mark.parametrize("point", ["import", "import-callback", "config", "spawn"])
 def test_ctrl_c_during_start_up_is_one_line_and_130_never_a_traceback(site, tmp_path, point):
-    """Ctrl-C (SIGINT to the process group) while the modules load, before
-    the signal handlers exist, and while the parser processes start Python."""
+    """Ctrl-C (SIGINT to the process group) while the modules load (also
+    where Python would forget a KeyboardInterrupt), before the signal
+    handlers exist, and while the parser processes start Python."""
     url, _ = site
     out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, STARTPOINT, point, *crawler(url, out)[3:],
