@@ -543,7 +543,10 @@ def _stopper(crawl: Crawl, progress: Progress | None):
         first.append(time.monotonic())
         crawl.request_stop(SIGNAL_STOPS[signum])
         message = "stopping: finishing the requests in flight (press Ctrl-C again to quit now)"
-        progress.echo(message) if progress else say(message, err=True)
+        try:
+            progress.echo(message) if progress else say(message, err=True)
+        except RuntimeError:   # "reentrant call": the signal came while stderr was being written
+            pass
     return stop
 
 
