@@ -230,6 +230,39 @@ ORDER_OPTIONS = [
                  help="Read --topic from FILE (UTF-8 text)."),
 ]
 
+# What requests show besides the User-Agent (getpage/identity.py): every one
+# of them goes with robots.txt and sitemap requests too, as in wget.
+PASSWORD_ENV = "CRAWLER_HTTP_PASSWORD"
+SECRET_OPTIONS = [
+    click.option("--header", "headers", multiple=True, metavar="'NAME: VALUE'",
+                 help="Send this header with every request, robots.txt included (repeatable); "
+                      "it replaces the crawler's own (User-Agent, Accept) as in wget, but "
+                      "robots.txt groups still match --user-agent. A secret header "
+                      "(Authorization, Cookie, names with auth/token/key/session/secret...) goes "
+                      "to the seeds' origins only and is saved nowhere."),
+    click.option("--no-cookies", is_flag=True,
+                 help="Send no cookies and keep none. By default the crawl keeps the cookies "
+                      "servers set (in memory, one jar per crawl or worker) and sends them back "
+                      "to their hosts, robots.txt requests included."),
+    click.option("--load-cookies", default="", metavar="FILE",
+                 help="Start with the cookies of FILE (Netscape cookies.txt, as wget "
+                      "--save-cookies, curl -c or a browser export writes it); read again by "
+                      "--resume."),
+    click.option("--http-user", default="", metavar="USER",
+                 help="User for HTTP Basic or Digest authentication, sent to the seeds' "
+                      "origins only (scheme, host, port), after their 401 challenge (robots.txt "
+                      "included), never to another origin or across a redirect."),
+    click.option("--http-password", default="", metavar="PASSWORD", envvar=PASSWORD_ENV,
+                 help=f"Password for --http-user; better from ${PASSWORD_ENV} or "
+                      f"--ask-password (a command line stays in the shell's history). Saved "
+                      f"nowhere: --resume asks for it again."),
+    click.option("--ask-password", is_flag=True,
+                 help="Prompt for --http-user's password (not echoed)."),
+    click.option("--auth-no-challenge", is_flag=True,
+                 help="Send Basic credentials with the first request to the seeds' origins, "
+                      "without waiting for a 401 challenge (wget's option)."),
+]
+
 # How `crawl --help` groups the options: a title, then the options' lists.
 # One crawl, many workers: the shared state in Redis (controller/shared.py).
 SHARED_OPTIONS = [
@@ -248,7 +281,8 @@ SHARED_OPTIONS = [
 ]
 
 OPTION_GROUPS = (("Input and output", None), ("Limits", LIMIT_OPTIONS),
-                 ("Fetching and politeness", FETCH_OPTIONS), ("Scope and traps", SCOPE_OPTIONS),
+                 ("Fetching and politeness", FETCH_OPTIONS),
+                 ("Headers, cookies and login", SECRET_OPTIONS), ("Scope and traps", SCOPE_OPTIONS),
                  ("Content", CONTENT_OPTIONS), ("Crawl order", ORDER_OPTIONS),
                  ("Dedup, reader, display", PARSE_OPTIONS), ("Distributed (Redis)", SHARED_OPTIONS))
 
@@ -256,7 +290,7 @@ OPTION_GROUPS = (("Input and output", None), ("Limits", LIMIT_OPTIONS),
 def crawl_options(func):
     """The options of `crawl`, each with its unit and default (`--help` lists
     them in this order, in OPTION_GROUPS)."""
-    for option in reversed(LIMIT_OPTIONS + FETCH_OPTIONS + SCOPE_OPTIONS + CONTENT_OPTIONS
+    for option in reversed(LIMIT_OPTIONS + FETCH_OPTIONS + SECRET_OPTIONS + SCOPE_OPTIONS + CONTENT_OPTIONS
                            + ORDER_OPTIONS + PARSE_OPTIONS + SHARED_OPTIONS):
         func = option(func)
     return func
@@ -321,6 +355,7 @@ def crawl_from(ctx, seeds, out, resume, overwrite, seed_files, config_file, **op
     Python API's crawl() comes in here too, with its keywords as options)."""
     seeds, out, from_file = _seeds_and_config(ctx, seeds, out, seed_files, config_file, options)
     _read_topic_file(options)
+    _ask_password(options)
     if options["order"] != "bfs" and options["redis_url"]:
         _refuse_order(options["order"])
     redis_url, crawl_id, lease, partition, slots = (
@@ -423,7 +458,32 @@ def _saved_settings(ctx, out: Path, seeds, options: dict, from_file: set = froze
             options[name] = tuple(saved[name]) if isinstance(saved[name], list) else saved[name]
     if "obey_robots" in saved and default("ignore_robots"):
         options["ignore_robots"] = not saved["obey_robots"]
+    if "cookies" in saved and default("no_cookies"):
+        options["no_cookies"] = not saved["cookies"]
+    options["headers"] = _saved_headers(saved, () if default("headers") else options["headers"])
     return seeds or tuple(saved["seeds"]), options
+
+
+def _ask_password(options: dict) -> None:
+    """--ask-password: the password from the terminal, before anything is written."""
+    if not options.pop("ask_password", False):
+        return
+    if options.get("http_password"):
+        raise click.UsageError(f"give --http-password (or ${PASSWORD_ENV}) or --ask-password, "
+                               f"not both")
+    if not options.get("http_user"):
+        raise click.UsageError("--ask-password asks for --http-user's password: give --http-user too")
+    options["http_password"] = click.prompt(f"Password for {options['http_user']}",
+                                            hide_input=True, err=True)
+
+
+def _saved_headers(saved: dict, given: tuple) -> tuple:
+    """--resume: the crawl's saved --header lines (its secret ones are never
+    saved) and those given again; a name given again replaces the saved one."""
+    names = {line.partition(":")[0].strip().lower() for line in given}
+    kept = [line for line in saved.get("headers", [])
+            if line.partition(":")[0].strip().lower() not in names]
+    return (*kept, *given)
 
 
 def _refuse_order(order: str):
@@ -450,6 +510,7 @@ def make_config(seeds, out: Path, options: dict) -> CrawlConfig:
     (before --out is touched) and its ConfigError becomes a usage error."""
     quiet = options.pop("quiet")
     options["obey_robots"] = not options.pop("ignore_robots")
+    options["cookies"] = not options.pop("no_cookies")
     try:
         return CrawlConfig(seeds=tuple(seeds), out=out, progress=not quiet, **options)
     except ConfigError as exc:
@@ -460,7 +521,7 @@ def make_config(seeds, out: Path, options: dict) -> CrawlConfig:
 # Config fields whose command-line spelling is not "--" + the field's name.
 OPTION_NAMES = {"seeds": "seed", "obey_robots": "--ignore-robots", "text_mode": "--text",
                 "drop_params": "--drop-param", "progress": "--quiet", "order_params": "--order-param",
-                "sitemap_urls": "--sitemap"}
+                "sitemap_urls": "--sitemap", "headers": "--header", "cookies": "--no-cookies"}
 
 
 def _option_of(field_name: str) -> str:

@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
+from getpage.cookies import load_cookie_file
+from getpage.headers import is_secret_header, parse_header
 from textfilter import EXTRACTORS
 from textfilter.extract import Extraction
 from textfilter.relevance import Topic
@@ -102,6 +104,14 @@ class CrawlConfig:
     sitemaps: bool = False            # read the Sitemap: lines of the seeds' robots.txt
     sitemap_urls: tuple[str, ...] = ()  # sitemaps to read besides (--sitemap URL)
     progress: bool = True             # print level summaries to stderr while crawling
+    # What requests show besides the User-Agent (getpage/identity.py). Secrets
+    # (http_password, secret headers' values) are never saved: see SECRETS.
+    headers: tuple[str, ...] = ()     # "Name: value" lines sent with every request (--header)
+    cookies: bool = True              # keep the cookies servers set, send them back (False: --no-cookies)
+    load_cookies: str = ""            # Netscape cookies.txt file loaded into the jar first ("" = none)
+    http_user: str = ""               # HTTP Basic/Digest user for the seeds' origins
+    http_password: str = field(default="", repr=False)  # its password; never written to a file
+    auth_no_challenge: bool = False   # send Basic credentials unasked (wget's --auth-no-challenge)
 
     def __post_init__(self) -> None:
         set_field = object.__setattr__   # frozen: the checked values are set once, here
@@ -117,6 +127,7 @@ class CrawlConfig:
         _check("order_params", _order_problem(self))
         _check("topic", _topic_problem(self), named=True)
         _check("sitemap_urls", _sitemap_problem(self), named=True)
+        _check("headers", _request_problem(self), named=True)
         set_field(self, "seeds", _normalized_seeds(self))
 
 
@@ -305,6 +316,48 @@ def _sitemap_problem(config: CrawlConfig) -> str:
             return (f"--sitemap: {url!r} {problem}; give the sitemap's full URL, "
                     f"e.g. http://host/sitemap.xml")
     return ""
+
+
+def _request_problem(config: CrawlConfig) -> str:
+    """What is wrong with the headers, cookie and login settings; "" if nothing."""
+    for line in config.headers:
+        try:
+            parse_header(line)
+        except ValueError as exc:
+            return str(exc)
+    if config.load_cookies:
+        if not config.cookies:
+            return ("--load-cookies loads cookies and --no-cookies sends none: give one of them")
+        try:
+            load_cookie_file(config.load_cookies)
+        except ValueError as exc:
+            return str(exc)
+    if config.http_password and not config.http_user:
+        return "--http-password needs --http-user (the user name to send it with)"
+    if config.auth_no_challenge and not config.http_user:
+        return "--auth-no-challenge sends --http-user's credentials: give --http-user too"
+    return ""
+
+
+def request_headers(config: CrawlConfig) -> tuple[tuple[str, str], ...]:
+    """The (name, value) pairs of the --header lines."""
+    return tuple(parse_header(line) for line in config.headers)
+
+
+def public_settings(settings: dict) -> dict:
+    """``settings`` (a CrawlConfig as a dict) without its secrets: no
+    http_password, no header with a secret value; ``withheld`` names what
+    was left out. Every file that holds settings is written from this."""
+    public = {name: value for name, value in settings.items() if name != "http_password"}
+    headers = [line for line in settings.get("headers", ())
+               if not is_secret_header(line.partition(":")[0])]
+    public["headers"] = headers
+    gone = (["--http-password"] if settings.get("http_password") else []) + [
+        f"--header {line.partition(':')[0]}" for line in settings.get("headers", ())
+        if is_secret_header(line.partition(":")[0])]
+    if gone:
+        public["withheld"] = gone
+    return public
 
 
 def _normalized_seeds(config: CrawlConfig) -> tuple[str, ...]:

@@ -105,10 +105,15 @@ def settings_as_toml(settings: dict, command: click.Command) -> str:
             field, value = "ignore_robots", not value
         elif field == "progress":
             field, value = "quiet", not value
+        elif field == "cookies":
+            field, value = "no_cookies", not value
         key = by_name.get(field)
         if key is None or field == "seeds":
             continue   # settings without an option (retry_backoff ...) keep their defaults
         lines.append(f"{key} = {_toml(value)}")
+    if settings.get("withheld"):
+        lines.append(f"# the crawl also used {', '.join(settings['withheld'])}: secrets are never "
+                     f"saved; give them on the command line")
     return "\n".join(lines) + "\n"
 
 

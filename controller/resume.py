@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from controller.config import CrawlConfig
+from controller.config import CrawlConfig, public_settings
 from controller.extracted import keep_rows_of as keep_extracted_rows_of
 from controller.lock import CrawlLock, Holder, LockHeld, holder
 from controller.store import INDEX_COLUMNS, OutputError, index_rows, replaced_whole
@@ -149,10 +149,13 @@ def _refuse_mixing(config: CrawlConfig, resume: bool, overwrite: bool) -> None:
         if not saved.exists():
             raise OutputError(f"--resume: {out} holds no crawl to resume (no {STATE_DIR}/{SETTINGS_FILE}); "
                               f"drop --resume to start a new crawl")
-        difference = _difference(json.loads(saved.read_text(encoding="utf-8")), config)
+        settings = json.loads(saved.read_text(encoding="utf-8"))
+        difference = _difference(settings, config)
         if difference:
             raise OutputError(f"--resume: {difference}; resume with the crawl's own settings "
                               f"or start a new crawl in another --out")
+        if missing := missing_secrets(settings, config):
+            raise OutputError(f"--resume: {missing}")
     elif not overwrite and out.exists() and any(out.iterdir()):
         raise OutputError(f"output directory {out} is not empty; use --resume to continue the "
                           f"crawl in it, --overwrite to replace it, or choose another --out")
@@ -176,11 +179,27 @@ def save_settings(config: CrawlConfig) -> None:
 
 
 def settings_of(config: CrawlConfig) -> dict:
+    """The crawl's settings as saved (state/settings.json, the WARC's
+    warcinfo, Redis): every setting but the secrets (config.public_settings)."""
     settings = asdict(config)
     settings["out"] = str(config.out)
-    for name in ("seeds", "include", "exclude", "drop_params", "extract", "extract_exclude"):
+    for name in ("seeds", "include", "exclude", "drop_params", "extract", "extract_exclude",
+                 "headers"):
         settings[name] = list(settings[name])
-    return settings
+    return public_settings(settings)
+
+
+def missing_secrets(saved: dict, config: CrawlConfig) -> str:
+    """The secrets a crawl started with (its saved ``withheld``) that
+    ``config`` does not give again, as one line; "" if none is missing."""
+    given = settings_of(config).get("withheld", [])
+    missing = [name for name in saved.get("withheld", []) if name not in given]
+    if not missing:
+        return ""
+    how = " (or --ask-password, or CRAWLER_HTTP_PASSWORD)" if "--http-password" in missing else ""
+    return (f"this crawl used {', '.join(missing)}, which is never saved; give "
+            f"{'it' if len(missing) == 1 else 'them'} again{how} to send "
+            f"{'it' if len(missing) == 1 else 'them'}")
 
 
 def load_previous(out: Path, max_depth: int = 0) -> PreviousCrawl:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import platform
 from dataclasses import asdict
 
-from controller.config import VERSION
+from controller.config import VERSION, public_settings
 from controller.trace import utc_now
 
 
@@ -58,4 +58,4 @@ def _settings(config) -> dict:
     settings = asdict(config)
     settings["out"] = str(config.out)
     settings["seeds"] = list(config.seeds)
-    return settings
+    return public_settings(settings)

@@ -15,7 +15,11 @@ decoding (a gzip body stays gzip). One exception: http.client removes the
 chunked transfer coding before the crawler sees a body, so a response sent
 with ``Transfer-Encoding: chunked`` is recorded de-chunked and without that
 header, the practice of tools that cannot keep the chunk framing (a record
-that kept the header would lie about its block). A body that was not read
+that kept the header would lie about its block). Another: secrets are never
+written, so the value of a secret request header (Authorization, Cookie,
+``getpage.headers.is_secret_header``) and of a response's Set-Cookie is
+recorded as ``[redacted]``: the record then differs from the bytes sent
+in those values, and a replay sets no cookie. A body that was not read
 to its end carries ``WARC-Truncated``.
 
 Every record of a page carries the extension field ``WARC-Crawler-Page-Id``
@@ -45,6 +49,7 @@ from warcio.warcwriter import WARCWriter
 
 from getpage import Exchange
 from urllist.journal import WholeWrites
+from getpage.headers import redacted_request, redacted_response
 
 PAGE_ID = "WARC-Crawler-Page-Id"
 REVISIT_PROFILE = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
@@ -176,8 +181,8 @@ class WarcArchive:
 
     def _request_record(self, exchange: Exchange, page_id: int, response_id: str):
         sent = exchange.request
-        head = StatusAndHeaders(f"{sent.method} {sent.target} {sent.version}", list(sent.headers),
-                                is_http_request=True)
+        head = StatusAndHeaders(f"{sent.method} {sent.target} {sent.version}",
+                                redacted_request(sent.headers), is_http_request=True)
         fields = self._fields(exchange, page_id)
         fields["WARC-Concurrent-To"] = response_id
         return self._writer.create_warc_record(exchange.url, "request", http_headers=head,
@@ -223,7 +228,7 @@ def _response_head(exchange: Exchange) -> StatusAndHeaders:
     status = f"{exchange.status} {exchange.reason}" if exchange.reason else str(exchange.status)
     headers = [(name, value) for name, value in exchange.headers
                if name.lower() not in _TRANSFER_HEADERS]
-    return StatusAndHeaders(status, headers, protocol=exchange.version)
+    return StatusAndHeaders(status, redacted_response(headers), protocol=exchange.version)
 
 
 def _record_id() -> str:

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from controller.config import CrawlConfig, order_params
+from controller.config import CrawlConfig, order_params, request_headers
 from controller.digest import Digester
 from getpage import (ADDRESS_CATEGORIES, FetchConfig, Fetcher, PolitenessGate, address_categories,
                      host_key, product_token)
 from getpage.politeness import Cancelled
+from getpage.robots import origin_of
 from textfilter.duplicates import ContentSeen
 from textfilter.extract import Extraction
 from textfilter.relevance import Topic
@@ -115,7 +116,17 @@ def fetch_config(config: CrawlConfig) -> FetchConfig:
                        delay=config.delay, per_host=config.per_host,
                        obey_robots=config.obey_robots, retries=config.retries,
                        retry_backoff=config.retry_backoff, max_retry_after=config.max_retry_after,
-                       allowed_addresses=allowed_addresses(config), record_exchanges=config.warc)
+                       allowed_addresses=allowed_addresses(config), record_exchanges=config.warc,
+                       **identity_settings(config))
+
+
+def identity_settings(config: CrawlConfig) -> dict:
+    """The FetchConfig fields of --header, the cookies and the login. Secret
+    headers and credentials go to the seeds' origins only."""
+    return {"headers": request_headers(config), "cookies": config.cookies,
+            "cookie_file": config.load_cookies, "http_user": config.http_user,
+            "http_password": config.http_password, "auth_no_challenge": config.auth_no_challenge,
+            "credential_origins": frozenset(origin_of(seed) for seed in config.seeds)}
 
 
 def allowed_addresses(config: CrawlConfig) -> frozenset[str]:

@@ -36,7 +36,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from http import HTTPStatus
 from urllib.parse import urldefrag, urljoin
 
@@ -56,7 +56,11 @@ from .addresses import (
     resolve_host,
     url_authority,
 )
+from .auth import Authenticator, Credentials
 from .charset import decode_html
+from .cookies import Cookies, load_cookie_file
+from .headers import parse_header
+from .identity import Identity
 from .politeness import Cancelled, PolitenessGate, host_key
 from .result import Ask, Continuation, Exchange, FetchResult, SentRequest
 from .retry import backoff_wait, is_transient, retry_after
@@ -106,6 +110,14 @@ class FetchConfig:
     # for WARC output; off, fetching costs nothing extra.
     record_exchanges: bool = False
     robots_ttl: float = ROBOTS_TTL_SECONDS   # seconds a robots.txt answer is kept (RFC 9309 §2.4: 24 h at most)
+    # What the crawler shows servers besides its User-Agent (see identity.py):
+    headers: tuple[tuple[str, str], ...] = ()  # (name, value) sent with every request; secret ones to credential_origins only
+    cookies: bool = True                     # keep the cookies servers set and send them back (RFC 6265)
+    cookie_file: str = ""                    # Netscape cookies.txt loaded into the jar first ("" = none)
+    http_user: str = ""                      # HTTP authentication (Basic or Digest) for credential_origins
+    http_password: str = field(default="", repr=False)
+    auth_no_challenge: bool = False          # True: Basic on every request to them, unasked
+    credential_origins: frozenset[str] = frozenset()  # "scheme://host[:port]" that get credentials
 
     def __post_init__(self) -> None:
         product_token(self.user_agent)  # raises ValueError if there is none
@@ -117,9 +129,31 @@ class FetchConfig:
             raise ValueError("need retries >= 0, retry_backoff >= 0, max_retry_after >= 0")
         # A set passed by a caller would make the frozen config unhashable.
         object.__setattr__(self, "allowed_addresses", frozenset(self.allowed_addresses))
+        object.__setattr__(self, "credential_origins", frozenset(self.credential_origins))
+        object.__setattr__(self, "headers", tuple((name, value) for name, value in self.headers))
+        for name, value in self.headers:
+            parse_header(f"{name}: {value}")   # raises ValueError for a malformed one
+        if self.cookie_file and not self.cookies:
+            raise ValueError("cookie_file needs cookies=True")
         if unknown := self.allowed_addresses - set(ADDRESS_CATEGORIES):
             raise ValueError(f"unknown address categories {sorted(unknown)}; "
                              f"choose from {', '.join(ADDRESS_CATEGORIES)}")
+
+
+def identity_of(config: FetchConfig) -> Identity | None:
+    """The headers, cookies and credentials ``config`` asks for; None when
+    it asks for none of them (nothing is added to a request then)."""
+    cookies = None
+    if config.cookies:
+        cookies = Cookies(load_cookie_file(config.cookie_file) if config.cookie_file else None)
+    auth = None
+    if config.http_user or config.http_password:
+        auth = Authenticator(Credentials(config.http_user, config.http_password,
+                                         config.credential_origins,
+                                         challenge_first=not config.auth_no_challenge))
+    if not config.headers and cookies is None and auth is None:
+        return None
+    return Identity(config.headers, cookies, auth, config.credential_origins)
 
 
 class _NotNow(Exception):
@@ -207,7 +241,7 @@ class Fetcher:
         self._html_types = frozenset(media.lower() for media in config.html_types)
         guard = AddressGuard(config.allowed_addresses, resolve, classify)
         self._transport = Transport(config.user_agent, config.per_host, guard, config.timeout,
-                                    record=config.record_exchanges)
+                                    record=config.record_exchanges, identity=identity_of(config))
         self._session = self._transport.session  # owns the connection pools
         self._gate = gate or PolitenessGate(config.delay, config.per_host, clock=clock, sleep=sleep)
         self._robots = RobotsCache(self._load_robots, ttl=config.robots_ttl, clock=clock)

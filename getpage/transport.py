@@ -1,8 +1,9 @@
 """The HTTP transport: GETs over a ``requests.Session`` whose connections go
 only where the ``AddressGuard`` allows.
 
-Owns the session's settings (no proxies from the environment, no cookies,
-headers, connection pools), the one place where a TCP connection is opened
+Owns the session's settings (no proxies from the environment, no cookies
+of its own: a crawl's cookies are its ``identity``'s, headers, connection
+pools), the one place where a TCP connection is opened
 (``_GuardedConnection._new_conn``), and ``Transport.get``, the one place a
 request is sent.
 
@@ -46,6 +47,7 @@ import os
 import re
 import socket
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import requests
@@ -59,6 +61,9 @@ from urllib3.util.connection import create_connection
 
 from .addresses import AddressGuard, url_authority
 from .result import SentRequest
+
+if TYPE_CHECKING:
+    from .identity import Identity
 
 ACCEPT = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"
 # How many (scheme, host, port, TLS settings) a Transport remembers the
@@ -88,8 +93,11 @@ class Transport:
     """
 
     def __init__(self, user_agent: str, per_host: int, guard: AddressGuard, timeout: float,
-                 *, record: bool = False) -> None:
+                 *, record: bool = False, identity: Identity | None = None) -> None:
         self.session = new_session(user_agent, per_host, guard, record=record)
+        self._identity = identity
+        if identity is not None:
+            self.session.headers.update(identity.everywhere)
         self._adapter: HTTPAdapter = self.session.get_adapter("http://")
         self._headers = dict(self.session.headers)
         self._timeout = (timeout, timeout)
@@ -103,7 +111,16 @@ class Transport:
         Read the body from the response (``read1``), then ``close`` it and
         ``release_conn`` it. Raises what requests or urllib3 raise for
         network failures, and ``BlockedAddress``.
+
+        With an ``identity``, its headers, cookies and credentials go along
+        (see ``identity``); without one, nothing is added.
         """
+        if self._identity is not None:
+            return self._identity.get(self._send, url, headers)
+        return self._send(url, headers)
+
+    def _send(self, url: str, headers: dict[str, str] | None = None) -> urllib3.BaseHTTPResponse:
+        """One GET as ``get`` describes it, with exactly ``headers`` added."""
         target = wire_target(url)
         if target is None:
             return self._prepared_get(url, headers)
@@ -218,8 +235,8 @@ def new_session(user_agent: str, per_host: int, guard: AddressGuard, *,
     # on a crawler that is configured explicitly. A proxy would also
     # resolve names itself, out of the guard's reach.
     session.trust_env = False
-    # A crawler fetches each page once and should see what any visitor
-    # sees; cookies would make fetches depend on their order.
+    # The crawl's cookies are its Identity's, added per request on both ways
+    # of sending; the session's own jar stays empty so it never adds others.
     session.cookies.set_policy(_NoCookies())
     session.headers.update({"User-Agent": user_agent, "Accept": ACCEPT})
     # Keep idle connections for many hosts (breadth-first crawls switch
