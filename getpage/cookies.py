@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import http.cookiejar
 import threading
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -31,11 +32,13 @@ from .addresses import url_authority
 
 def load_cookie_file(path: str | Path) -> http.cookiejar.MozillaCookieJar:
     """The cookies of a Netscape cookies.txt file (as wget --save-cookies,
-    curl -c and browser exports write it), session cookies included,
-    expired ones dropped. Raises ValueError with a one-line reason."""
+    curl -c and browser exports write it), session cookies (expiry 0)
+    included, expired ones dropped. Raises ValueError with a one-line reason."""
     jar = http.cookiejar.MozillaCookieJar()
     try:
-        jar.load(str(path), ignore_discard=True, ignore_expires=False)
+        # Expiry 0 marks a session cookie in the files wget and curl write,
+        # which the jar would read as long expired: those are kept here.
+        jar.load(str(path), ignore_discard=True, ignore_expires=True)
     except http.cookiejar.LoadError as exc:
         raise ValueError(f"--load-cookies {path}: not a Netscape cookies.txt file ({exc}); it "
                          f"starts with '# Netscape HTTP Cookie File' and has a line of 7 "
@@ -43,6 +46,12 @@ def load_cookie_file(path: str | Path) -> http.cookiejar.MozillaCookieJar:
     except (OSError, UnicodeError) as exc:
         raise ValueError(f"--load-cookies {path}: cannot read it "
                          f"({getattr(exc, 'strerror', None) or exc})") from None
+    now = time.time()
+    for cookie in list(jar):
+        if cookie.expires == 0:
+            cookie.expires, cookie.discard = None, True
+        elif cookie.is_expired(now):
+            jar.clear(cookie.domain, cookie.path, cookie.name)
     return jar
 
 
