@@ -27,7 +27,8 @@ from controller.config import (CONTENT_DEDUP_MODES, DEFAULT_USER_AGENT, MAX_SIMH
                                default_processes)
 from controller.engine import Crawl
 from controller.localfailure import EXIT_LOCAL, LocalFailureError
-from controller.resume import MUST_MATCH, SETTINGS_FILE, STATE_DIR, WARC_FILE, refuse_if_locked
+from controller.resume import (MUST_MATCH, SETTINGS_FILE, STATE_DIR, WARC_FILE, missing_secrets,
+                               refuse_if_locked)
 from controller.progress import Progress, closed_output, in_force
 from controller.readers.export import EXPORT_FORMATS, export_pages
 from controller.readers.html import render_html
@@ -262,6 +263,40 @@ SECRET_OPTIONS = [
                  help="Send Basic credentials with the first request to the seeds' origins, "
                       "without waiting for a 401 challenge (wget's option)."),
 ]
+
+# The secrets again, for commands that run a crawl from its saved settings
+# (crawler worker, crawler recrawl): they are never saved.
+SECRETS_AGAIN = [
+    click.option("--header", "headers", multiple=True, metavar="'NAME: VALUE'",
+                 help="A secret header the crawl was started with (settings never hold one); "
+                      "repeatable."),
+    click.option("--http-password", default="", metavar="PASSWORD", envvar=PASSWORD_ENV,
+                 help=f"The crawl's --http-password (never saved); better from ${PASSWORD_ENV}."),
+    click.option("--ask-password", is_flag=True, help="Prompt for the crawl's --http-password."),
+]
+
+
+def secrets_again(func):
+    for option in reversed(SECRETS_AGAIN):
+        func = option(func)
+    return func
+
+
+def secrets_given(saved: dict, headers: tuple, http_password: str, ask_password: bool) -> dict:
+    """The headers and http_password of a crawl run again from its ``saved``
+    settings: its saved --header lines with ``headers`` given again, and the
+    password given again (prompted for with ``ask_password``)."""
+    given = {"http_user": saved.get("http_user", ""), "http_password": http_password,
+             "ask_password": ask_password}
+    _ask_password(given)
+    return {"headers": _saved_headers(saved, headers), "http_password": given["http_password"]}
+
+
+def refuse_missing_secrets(saved: dict, config: CrawlConfig) -> None:
+    """A usage error when ``config`` lacks a secret the saved crawl used."""
+    if missing := missing_secrets(saved, config):
+        raise click.UsageError(missing)
+
 
 # How `crawl --help` groups the options: a title, then the options' lists.
 # One crawl, many workers: the shared state in Redis (controller/shared.py).
@@ -877,11 +912,15 @@ def serve_demo(port, site_name) -> None:
               help="Stable name of this worker (default: host name and --out): a restarted "
                    "worker with the same id gives back what it held at once.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
-def worker(redis_url, crawl_id, out, workers, processes, worker_id, quiet) -> None:
+@secrets_again
+def worker(redis_url, crawl_id, out, workers, processes, worker_id, quiet, headers, http_password,
+           ask_password) -> None:
     """Join a shared crawl in Redis and work on it until it is done.
 
     Every setting that decides which URLs the crawl has comes from Redis;
-    only the threads, processes and output directory are this worker's.
+    only the threads, processes and output directory are this worker's,
+    and its cookie jar. Redis holds no secret: a crawl started with
+    --http-password or a secret --header needs them again here.
     Run it again with the same --out after a crash: it picks up its files.
 
     \b
@@ -896,11 +935,13 @@ def worker(redis_url, crawl_id, out, workers, processes, worker_id, quiet) -> No
         raise click.UsageError(f"--crawl-id {crawl_id}: no such crawl in Redis at {redis_url}; "
                                f"start it with crawler crawl SEED --redis {redis_url} "
                                f"--crawl-id {crawl_id} --out DIR")
+    secrets = secrets_given(settings, headers, http_password, ask_password)
     try:
         config = worker_config(settings, out, workers=workers, processes=processes,
-                               progress=not quiet)
+                               progress=not quiet, **secrets)
     except ConfigError as exc:
         raise click.UsageError(f"the settings in Redis cannot be used: {exc}") from None
+    refuse_missing_secrets(settings, config)
     resume = (out / "index.csv").is_file()   # this worker was here before: go on from its files
     stats = run_crawl(config, resume=resume, shared_crawl=crawl,
                       shared_id=worker_id or default_worker_id(out))

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import click
 
-from controller.cli import EXIT_FOR_STOP, Progress, make_config, run_crawl, say, stop_signals
+from controller.cli import (EXIT_FOR_STOP, Progress, make_config, refuse_missing_secrets, run_crawl,
+                            say, secrets_again, secrets_given, stop_signals)
 from controller.config import CrawlConfig
 from controller.revisits import OUTCOMES, RevisitPlan, Revisits
 from controller.visits import recrawl_state, save_state
@@ -39,7 +40,9 @@ DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhd]?)$")
                    "to change never, and without a limit proportional and optimal would never "
                    "revisit it; 0 = no limit.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
-def recrawl(crawl_dir, policy, budget, max_rate, min_interval, max_interval, quiet) -> None:
+@secrets_again
+def recrawl(crawl_dir, policy, budget, max_rate, min_interval, max_interval, quiet,
+            **secrets) -> None:
     """Revisit the pages of the crawl in DIR with conditional GETs (the
     stored ETag and Last-Modified): a 304 or the same bytes is recorded as
     unchanged, new bytes are saved as the page's new version (every visit
@@ -53,14 +56,16 @@ def recrawl(crawl_dir, policy, budget, max_rate, min_interval, max_interval, qui
       crawler recrawl site --budget 500             (the 500 most overdue)
       crawler recrawl site --policy optimal --budget 2000/day --max-interval 30d
     """
-    summary = recrawl_from(crawl_dir, policy, budget, max_rate, min_interval, max_interval, quiet)
+    summary = recrawl_from(crawl_dir, policy, budget, max_rate, min_interval, max_interval, quiet,
+                           **secrets)
     stopped = summary["stopped"] or summary.get("crawl_stopped", "")
     if stopped in EXIT_FOR_STOP:
         say(f"to go on with this recrawl: crawler recrawl {crawl_dir}", err=True)
         sys.exit(EXIT_FOR_STOP[stopped])
 
 
-def recrawl_from(crawl_dir, policy, budget, max_rate, min_interval, max_interval, quiet) -> dict:
+def recrawl_from(crawl_dir, policy, budget, max_rate, min_interval, max_interval, quiet,
+                 headers=(), http_password="", ask_password=False) -> dict:
     """One pass, as the command line asks it (the Python API's recrawl() comes
     in here too): the pass's summary, with the crawl step's stop reason."""
     how = RevisitPlan(policy, _budget(budget), _seconds(min_interval, "--min-interval"),
@@ -69,7 +74,7 @@ def recrawl_from(crawl_dir, policy, budget, max_rate, min_interval, max_interval
     if how.min_interval > how.max_interval:
         raise click.UsageError("--min-interval is longer than --max-interval; give a smaller "
                                "--min-interval")
-    config = _config_of(crawl_dir, quiet)
+    config = _config_of(crawl_dir, quiet, (headers, http_password, ask_password))
     summary = _revisit(config, how)
     if summary["stopped"]:
         return summary
@@ -110,8 +115,9 @@ def _close_pass(out: Path) -> None:
         save_state(out, state)
 
 
-def _config_of(out: Path, quiet: bool) -> CrawlConfig:
-    """The crawl's own settings (state/settings.json), as --resume reads them."""
+def _config_of(out: Path, quiet: bool, secrets: tuple = ((), "", False)) -> CrawlConfig:
+    """The crawl's own settings (state/settings.json), as --resume reads them,
+    with ``secrets`` (headers, http_password, ask_password) given again."""
     saved_file = out / STATE_DIR / SETTINGS_FILE
     if not (out / "index.csv").is_file() or not saved_file.is_file():
         raise click.UsageError(f"{out} holds no crawl (no index.csv or {STATE_DIR}/{SETTINGS_FILE}); "
@@ -127,7 +133,12 @@ def _config_of(out: Path, quiet: bool) -> CrawlConfig:
                                f"is not kept on disk: recrawl works on --order bfs crawls")
     options["quiet"] = quiet
     options["ignore_robots"] = not options.pop("obey_robots", True)
-    return make_config(tuple(saved.get("seeds", ())), out, options)
+    options["no_cookies"] = not options.pop("cookies", True)
+    options.pop("withheld", None)
+    options.update(secrets_given(saved, *secrets))
+    config = make_config(tuple(saved.get("seeds", ())), out, options)
+    refuse_missing_secrets(saved, config)
+    return config
 
 
 def _budget(text: str | None) -> Budget | None:
