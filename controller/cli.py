@@ -390,7 +390,6 @@ def crawl_from(ctx, seeds, out, resume, overwrite, seed_files, config_file, **op
     Python API's crawl() comes in here too, with its keywords as options)."""
     seeds, out, from_file = _seeds_and_config(ctx, seeds, out, seed_files, config_file, options)
     _read_topic_file(options)
-    _ask_password(options)
     if options["order"] != "bfs" and options["redis_url"]:
         _refuse_order(options["order"])
     redis_url, crawl_id, lease, partition, slots = (
@@ -405,6 +404,7 @@ def crawl_from(ctx, seeds, out, resume, overwrite, seed_files, config_file, **op
         if not seeds:
             raise click.UsageError("Missing argument 'SEED...': a shared crawl starts from seeds; "
                                    "to join one, run crawler worker")
+        _ask_password(options)
         return _start_shared(make_config(seeds, out, options), redis_url, crawl_id, lease,
                              overwrite, slots if partition == "host" else 0)
     if resume:
@@ -414,6 +414,7 @@ def crawl_from(ctx, seeds, out, resume, overwrite, seed_files, config_file, **op
     elif not seeds:
         raise click.UsageError("Missing argument 'SEED...': give at least one start URL, "
                                "or --resume to continue a crawl")
+    _ask_password(options)   # after --resume has read the saved --http-user
     config = make_config(seeds, out, options)
     return run_crawl(config, resume=resume, overwrite=overwrite)
 

@@ -259,14 +259,20 @@ def test_bad_request_options_are_one_line_and_exit_2(tmp_path, args, words):
     assert not out.exists()
 
 
-def test_ask_password_reads_the_terminal(tmp_path):
+def test_ask_password_reads_the_terminal_and_resume_asks_it_again(tmp_path):
+    out = str(tmp_path / "out")
     with two_hosts() as (url1, log1, _, _log2):
-        done = crawler("crawl", url1, "--out", str(tmp_path / "out"), "--max-depth", "1",
-                       "--delay", "0", "--processes", "0", "--quiet", "--http-user", "u",
-                       "--ask-password", stdin=PASSWORD + "\n")
+        done = crawler("crawl", url1, "--out", out, "--max-pages", "2", "--delay", "0",
+                       "--processes", "0", "--quiet", "--http-user", "u", "--ask-password",
+                       stdin=PASSWORD + "\n")
         assert done.returncode == 0, done.stderr
         assert PASSWORD not in done.stdout + done.stderr
-        private = [r.headers.get("authorization", "") for r in log1 if r.path == "/private"]
+        asked = len(log1)
+        # the user comes from the saved settings, the password from the prompt
+        resumed = crawler("crawl", "--out", out, "--resume", "--max-pages", "10",
+                          "--ask-password", stdin=PASSWORD + "\n")
+        assert resumed.returncode == 0, resumed.stderr
+        private = [r.headers.get("authorization", "") for r in log1[asked:] if r.path == "/private"]
         assert private[-1] == basic_authorization("u", PASSWORD)
 
 
@@ -317,3 +323,54 @@ def test_api_refuses_a_bad_header_before_writing(tmp_path):
     with pytest.raises(UsageError, match="has no colon"):
         crawl("http://127.0.0.1:9/", out=tmp_path / "out", header=["nocolon"])
     assert not (tmp_path / "out").exists()
+
+
+def redis_contents(client) -> bytes:
+    """Every key and value in Redis, as raw bytes."""
+    read = {b"string": lambda k: [client.get(k)], b"hash": lambda k: client.hgetall(k).items(),
+            b"list": lambda k: client.lrange(k, 0, -1), b"set": client.smembers,
+            b"zset": lambda k: client.zrange(k, 0, -1)}
+    parts = []
+    for key in client.scan_iter(match="*"):
+        for item in read[client.type(key)](key):
+            parts += [key, *(item if isinstance(item, tuple) else (item,))]
+    return b" ".join(part if isinstance(part, bytes) else str(part).encode() for part in parts)
+
+
+def test_a_shared_crawl_keeps_no_secret_in_redis_and_a_worker_needs_it_again(
+        tmp_path, redis_server):
+    password = {"CRAWLER_HTTP_PASSWORD": PASSWORD}
+    with two_hosts() as (url1, log1, _, _log2):
+        first = crawler("crawl", url1, "--redis", redis_server.url, "--crawl-id", "s", "--out",
+                        str(tmp_path / "w1"), "--max-depth", "1", "--delay", "0", "--processes",
+                        "0", "--quiet", "--http-user", "u", "--header", f"Authorization: {BEARER}",
+                        "--header", "X-Course: ir-101", env=password)
+        assert first.returncode == 0, first.stderr
+        assert basic_authorization("u", PASSWORD) in {r.headers.get("authorization") for r in log1}
+        stored = redis_contents(redis_server.client())
+        on_disk = b" ".join(p.read_bytes() for p in redis_server.data_dir.rglob("*") if p.is_file())
+        assert b"ir-101" in stored and b"ir-101" in on_disk   # the settings are there ...
+        for secret in (PASSWORD, BEARER, SERVER_COOKIE):   # ... without a secret
+            assert secret.encode() not in stored and secret.encode() not in on_disk
+        worker = ["worker", "--redis", redis_server.url, "--crawl-id", "s", "--out",
+                  str(tmp_path / "w2"), "--quiet", "--processes", "0"]
+        refused = crawler(*worker)
+        assert refused.returncode == 2 and refused.stderr.count("\n") == 1
+        assert "this crawl used --http-password, --header Authorization" in refused.stderr
+        assert not (tmp_path / "w2").exists()
+        joined = crawler(*worker, "--header", f"Authorization: {BEARER}", env=password)
+        assert joined.returncode == 0, joined.stderr
+
+
+def test_recrawl_needs_the_password_again(tmp_path):
+    out = tmp_path / "out"
+    with two_hosts() as (url1, log1, _, _log2):
+        run(url1, out, max_depth=1, http_user="u", http_password=PASSWORD)
+        refused = crawler("recrawl", str(out), "--quiet")
+        assert refused.returncode == 2 and refused.stderr.count("\n") == 1
+        assert "this crawl used --http-password" in refused.stderr
+        asked = len(log1)
+        again = crawler("recrawl", str(out), "--quiet", env={"CRAWLER_HTTP_PASSWORD": PASSWORD})
+        assert again.returncode == 0, again.stderr
+        revisits = [r.headers.get("authorization", "") for r in log1[asked:] if r.path == "/private"]
+        assert revisits and revisits[-1] == basic_authorization("u", PASSWORD)
