@@ -240,7 +240,7 @@ def test_no_secret_reaches_a_file_or_crawler_config_and_resume_asks_again(tmp_pa
     (["--header", "X-No-Colon"], "has no colon"),
     (["--header", "Bad Name: x"], "is not a header name"),
     (["--header", "Host: other.example"], "sets Host itself"),
-    (["--load-cookies", "MISSING"], "--load-cookies"),
+    (["--load-cookies", "MISSING"], "cannot read it"),
     (["--load-cookies", "NOT-NETSCAPE"], "not a Netscape cookies.txt file"),
     (["--http-password", "x"], "needs --http-user"),
     (["--load-cookies", "GOOD", "--no-cookies"], "give one of them"),
