@@ -325,8 +325,8 @@ OPTION_GROUPS = (("Input and output", None), ("Limits", LIMIT_OPTIONS),
 def crawl_options(func):
     """The options of `crawl`, each with its unit and default (`--help` lists
     them in this order, in OPTION_GROUPS)."""
-    for option in reversed(LIMIT_OPTIONS + FETCH_OPTIONS + SECRET_OPTIONS + SCOPE_OPTIONS + CONTENT_OPTIONS
-                           + ORDER_OPTIONS + PARSE_OPTIONS + SHARED_OPTIONS):
+    for option in reversed(LIMIT_OPTIONS + FETCH_OPTIONS + SECRET_OPTIONS + SCOPE_OPTIONS
+                           + CONTENT_OPTIONS + ORDER_OPTIONS + PARSE_OPTIONS + SHARED_OPTIONS):
         func = option(func)
     return func
 
@@ -508,7 +508,8 @@ def _ask_password(options: dict) -> None:
         raise click.UsageError(f"give --http-password (or ${PASSWORD_ENV}) or --ask-password, "
                                f"not both")
     if not options.get("http_user"):
-        raise click.UsageError("--ask-password asks for --http-user's password: give --http-user too")
+        raise click.UsageError("--ask-password asks for --http-user's password: give "
+                               "--http-user too")
     options["http_password"] = click.prompt(f"Password for {options['http_user']}",
                                             hide_input=True, err=True)
 

@@ -105,7 +105,7 @@ class CrawlConfig:
     sitemap_urls: tuple[str, ...] = ()  # sitemaps to read besides (--sitemap URL)
     progress: bool = True             # print level summaries to stderr while crawling
     # What requests show besides the User-Agent (getpage/identity.py). Secrets
-    # (http_password, secret headers' values) are never saved: see SECRETS.
+    # (http_password, secret headers' values) are never saved: see public_settings.
     headers: tuple[str, ...] = ()     # "Name: value" lines sent with every request (--header)
     cookies: bool = True              # keep the cookies servers set, send them back (False: --no-cookies)
     load_cookies: str = ""            # Netscape cookies.txt file loaded into the jar first ("" = none)
@@ -349,12 +349,11 @@ def public_settings(settings: dict) -> dict:
     http_password, no header with a secret value; ``withheld`` names what
     was left out. Every file that holds settings is written from this."""
     public = {name: value for name, value in settings.items() if name != "http_password"}
-    headers = [line for line in settings.get("headers", ())
-               if not is_secret_header(line.partition(":")[0])]
-    public["headers"] = headers
+    lines = settings.get("headers", ())
+    secret = [line for line in lines if is_secret_header(line.partition(":")[0])]
+    public["headers"] = [line for line in lines if line not in secret]
     gone = (["--http-password"] if settings.get("http_password") else []) + [
-        f"--header {line.partition(':')[0]}" for line in settings.get("headers", ())
-        if is_secret_header(line.partition(":")[0])]
+        f"--header {line.partition(':')[0]}" for line in secret]
     if gone:
         public["withheld"] = gone
     return public

@@ -111,7 +111,8 @@ class FetchConfig:
     record_exchanges: bool = False
     robots_ttl: float = ROBOTS_TTL_SECONDS   # seconds a robots.txt answer is kept (RFC 9309 §2.4: 24 h at most)
     # What the crawler shows servers besides its User-Agent (see identity.py):
-    headers: tuple[tuple[str, str], ...] = ()  # (name, value) sent with every request; secret ones to credential_origins only
+    # (name, value) sent with every request; secret ones to credential_origins only
+    headers: tuple[tuple[str, str], ...] = ()
     cookies: bool = True                     # keep the cookies servers set and send them back (RFC 6265)
     cookie_file: str = ""                    # Netscape cookies.txt loaded into the jar first ("" = none)
     http_user: str = ""                      # HTTP authentication (Basic or Digest) for credential_origins
