@@ -252,11 +252,13 @@ SECRET_OPTIONS = [
     click.option("--http-user", default="", metavar="USER",
                  help="User for HTTP Basic or Digest authentication, sent to the seeds' "
                       "origins only (scheme, host, port), after their 401 challenge (robots.txt "
-                      "included), never to another origin or across a redirect."),
+                      "included), never to another origin or across a redirect. The answer to a "
+                      "challenge goes out at once, on the same politeness slot."),
     click.option("--http-password", default="", metavar="PASSWORD", envvar=PASSWORD_ENV,
                  help=f"Password for --http-user; better from ${PASSWORD_ENV} or "
                       f"--ask-password (a command line stays in the shell's history). Saved "
-                      f"nowhere: --resume asks for it again."),
+                      f"nowhere (nor in Redis): --resume, recrawl and each worker of a shared "
+                      f"crawl need it again."),
     click.option("--ask-password", is_flag=True,
                  help="Prompt for --http-user's password (not echoed)."),
     click.option("--auth-no-challenge", is_flag=True,

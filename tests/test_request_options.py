@@ -374,3 +374,17 @@ def test_recrawl_needs_the_password_again(tmp_path):
         assert again.returncode == 0, again.stderr
         revisits = [r.headers.get("authorization", "") for r in log1[asked:] if r.path == "/private"]
         assert revisits and revisits[-1] == basic_authorization("u", PASSWORD)
+
+
+def test_merge_keeps_what_was_withheld_and_needs_no_cookies_file(tmp_path):
+    from controller.config import CrawlConfig
+    from controller.readers.merge import _config, _saved_settings
+    from controller.resume import settings_of
+    cookies = cookie_file(tmp_path / "c.txt", "127.0.0.1")
+    config = CrawlConfig(seeds=("http://127.0.0.1:9/",), out=tmp_path / "w1", http_user="u",
+                         http_password=PASSWORD, load_cookies=str(cookies))
+    saved = settings_of(config)
+    cookies.unlink()   # a worker's machine had it; the one that merges need not
+    merged = _config(saved, tmp_path / "merged")
+    assert merged.http_password == "" and merged.load_cookies == ""
+    assert _saved_settings(merged, saved) == {**saved, "out": str(tmp_path / "merged")}

@@ -445,7 +445,8 @@ def _write(config: CrawlConfig, workers: list[Worker], owners: dict[int, Worker]
     levels = _levels(rows, workers)
     ended = _write_trace(tmp, config, workers, rows, levels)
     (tmp / STATE_DIR).mkdir()
-    (tmp / STATE_DIR / SETTINGS_FILE).write_text(json.dumps(settings_of(config), indent=2) + "\n",
+    saved = _saved_settings(config, workers[0].settings)
+    (tmp / STATE_DIR / SETTINGS_FILE).write_text(json.dumps(saved, indent=2) + "\n",
                                                  encoding="utf-8")
     if ended:
         store.write_stats(_stats(config, workers, rows, levels, tmp))
@@ -454,9 +455,23 @@ def _write(config: CrawlConfig, workers: list[Worker], owners: dict[int, Worker]
                   linked, copied, ended, notes)
 
 
+# Settings a merge keeps as the workers saved them without using them: the
+# secrets a crawl withheld, and the cookies file (read by a crawl, and
+# perhaps only on the workers' machines, not by a merge).
+_KEPT_AS_SAVED = ("load_cookies", "withheld")
+
+
+def _saved_settings(config: CrawlConfig, settings: dict) -> dict:
+    """The merged crawl's state/settings.json: ``config``'s, plus what the
+    workers saved of _KEPT_AS_SAVED."""
+    return {**settings_of(config), **{name: settings[name] for name in _KEPT_AS_SAVED
+                                      if name in settings}}
+
+
 def _config(settings: dict, out: Path) -> CrawlConfig:
+    used = {name: value for name, value in settings.items() if name not in _KEPT_AS_SAVED}
     try:
-        return CrawlConfig(**{**settings, "out": out})
+        return CrawlConfig(**{**used, "out": out})
     except (ConfigError, TypeError) as exc:
         raise MergeError(f"the workers' {STATE_DIR}/{SETTINGS_FILE} is not a crawl's settings: "
                          f"{exc}") from None
