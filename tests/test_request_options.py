@@ -388,3 +388,22 @@ def test_merge_keeps_what_was_withheld_and_needs_no_cookies_file(tmp_path):
     merged = _config(saved, tmp_path / "merged")
     assert merged.http_password == "" and merged.load_cookies == ""
     assert _saved_settings(merged, saved) == {**saved, "out": str(tmp_path / "merged")}
+
+
+def test_both_ways_of_sending_carry_headers_cookies_and_login(tmp_path):
+    """A URL in wire form goes straight to the pool, any other (here a
+    non-ASCII path) through requests' preparation: the same identity either way."""
+    from getpage import FetchConfig, Fetcher
+    with serve(site(set_cookie=True)) as (url, log):
+        origin = url.rstrip("/")
+        config = FetchConfig("testbot/1", delay=0, allowed_addresses={"loopback"},
+                             headers=(("X-Course", "ir-101"),), http_user="u",
+                             http_password=PASSWORD, credential_origins={origin})
+        with Fetcher(config) as fetcher:
+            for path in ("/", "/private", "/ä", "/private?x=ä"):
+                assert fetcher.fetch(origin + path).status == 200
+    sent = {r.path: r.headers for r in log}
+    assert sent["/%C3%A4"].get("cookie") == f"sid={SERVER_COOKIE}"
+    for path in ("/%C3%A4", "/private?x=%C3%A4", "/"):
+        assert sent[path].get("x-course") == "ir-101"
+    assert sent["/private?x=%C3%A4"].get("authorization") == basic_authorization("u", PASSWORD)
