@@ -407,3 +407,15 @@ def test_both_ways_of_sending_carry_headers_cookies_and_login(tmp_path):
     for path in ("/%C3%A4", "/private?x=%C3%A4", "/"):
         assert sent[path].get("x-course") == "ir-101"
     assert sent["/private?x=%C3%A4"].get("authorization") == basic_authorization("u", PASSWORD)
+
+
+def test_robots_groups_match_the_user_agent_option_not_a_header(tmp_path):
+    def handler(request):
+        if request.path == "/robots.txt":
+            return Response(200, {"Content-Type": "text/plain"},
+                            b"User-agent: labbot\nDisallow: /\n\nUser-agent: mybot\nDisallow: /a\n")
+        return _html("/a", "/b")
+    with serve(handler) as (url, log):
+        run(url, tmp_path / "out", user_agent="mybot/1.0", header=["User-Agent: labbot/2.0"])
+    assert {r.path for r in log} == {"/robots.txt", "/", "/b"}   # mybot's group, not labbot's
+    assert {r.headers.get("user-agent") for r in log} == {"labbot/2.0"}
