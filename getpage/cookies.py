@@ -5,16 +5,20 @@ from a Netscape cookies.txt file and from the servers' Set-Cookie headers.
 Owns loading a cookies file, the Cookie header for a URL, and storing a
 response's cookies. The jar lives in memory only: it is never written.
 
-Cost: a crawl makes one request per page and most sites set no cookie, so
-the jar is asked only about hosts it may hold a cookie for. The domains of
-the cookies stored so far are kept in a set; a host can get a cookie only
-if it, or a parent domain of it, is in that set (a cookie's domain matches
-a host only so), which costs a few set lookups. A response without a
-Set-Cookie header costs one header lookup.
+Cost: a crawl makes one request per page and most sites set no cookie,
+while a crawl of many hosts may gather cookies from thousands of them, and
+the standard library's jar looks at every domain it holds for every
+request. So the crawl's cookies are kept in one jar per site key, the last
+two labels of a host name (``www.example.org`` -> ``example.org``): a
+cookie reaches a host only if its domain is the host or a parent domain of
+it with an embedded dot (the jar's policy refuses the others), so it lies
+in the jar of the host's own key. A host without a jar costs one dict
+lookup; one with a jar pays ``add_cookie_header`` over that jar only. A
+response without a Set-Cookie header costs one header lookup.
 
-Threads: fetch threads share one Cookies; its lock serialises the jar's
-calls (the jar itself is not safe to iterate while another thread changes
-it), and only requests to hosts with cookies take it.
+Threads: fetch threads share one Cookies; its lock serialises the jars'
+calls (a jar is not safe to iterate while another thread changes it), and
+only requests to hosts with cookies take it.
 """
 from __future__ import annotations
 
@@ -56,26 +60,27 @@ def load_cookie_file(path: str | Path) -> http.cookiejar.MozillaCookieJar:
 
 
 class Cookies:
-    """The cookie jar of one crawl. Thread-safe."""
+    """The cookie jars of one crawl. Thread-safe."""
 
     def __init__(self, jar: http.cookiejar.CookieJar | None = None) -> None:
-        self._jar = jar if jar is not None else http.cookiejar.CookieJar()
         self._policy = http.cookiejar.DefaultCookiePolicy()   # RFC 6265 as the jar knows it
-        self._jar.set_policy(self._policy)
+        self._jars: dict[str, http.cookiejar.CookieJar] = {}
         self._lock = threading.Lock()
-        self._domains = frozenset(_domain(cookie.domain) for cookie in self._jar)
+        for cookie in jar or ():
+            self._jar_for(_domain(cookie.domain)).set_cookie(cookie)
 
     def header(self, url: str) -> str | None:
         """The Cookie header value for a GET of ``url``, None when no cookie goes there."""
-        if not self._domains or not self._may_hold(url):
+        jar = self._jars.get(_site_key(url_authority(url)[1])) if self._jars else None
+        if jar is None:
             return None
         request = MockRequest(SimpleNamespace(url=url, headers={}))
         with self._lock:
-            self._jar.add_cookie_header(request)
+            jar.add_cookie_header(request)
         return request.get_new_headers().get("Cookie")
 
     def store(self, url: str, response: urllib3.BaseHTTPResponse) -> None:
-        """Keep the cookies ``response`` (to a GET of ``url``) sets, as the jar's policy allows."""
+        """Keep the cookies ``response`` (to a GET of ``url``) sets, as the policy allows."""
         if "set-cookie" not in response.headers and "set-cookie2" not in response.headers:
             return
         message = getattr(getattr(response, "_original_response", None), "msg", None)
@@ -83,33 +88,32 @@ class Cookies:
             return
         request = MockRequest(SimpleNamespace(url=url, headers={}))
         with self._lock:
-            # What CookieJar.extract_cookies does, noting each stored cookie's domain.
-            jar, stored = self._jar, set()
+            jar = self._jar_for(url_authority(url)[1])
+            # What CookieJar.extract_cookies does; the policy checks that each
+            # cookie's domain matches the host, so it belongs in this jar.
             for cookie in jar.make_cookies(MockResponse(message), request):
                 if self._policy.set_ok(cookie, request):
                     jar.set_cookie(cookie)
-                    stored.add(_domain(cookie.domain))
-            if not stored <= self._domains:
-                self._domains = self._domains | stored
 
     def __len__(self) -> int:
         with self._lock:
-            return len(self._jar)
+            return sum(len(jar) for jar in self._jars.values())
 
-    def _may_hold(self, url: str) -> bool:
-        """Whether the jar may hold a cookie for ``url``'s host: the host or one
-        of its parent domains is the domain of a cookie stored."""
-        host = url_authority(url)[1]
-        domains = self._domains
-        if "." not in host:
-            # The jar files a dotless host's cookies under host + ".local".
-            return host in domains or f"{host}.local" in domains
-        while True:
-            if host in domains:
-                return True
-            _, dot, host = host.partition(".")
-            if not dot:
-                return False
+    def _jar_for(self, host: str) -> http.cookiejar.CookieJar:
+        key = _site_key(host)
+        jar = self._jars.get(key)
+        if jar is None:
+            jar = http.cookiejar.CookieJar(self._policy)
+            self._jars = {**self._jars, key: jar}   # readers see the old dict or the new
+        return jar
+
+
+def _site_key(host: str) -> str:
+    """The last two labels of ``host`` (lower case); a dotless host is
+    filed as the jar files it, with ".local" added."""
+    if "." not in host:
+        host += ".local"
+    return ".".join(host.rsplit(".", 2)[-2:])
 
 
 def _domain(domain: str) -> str:

@@ -419,3 +419,27 @@ def test_robots_groups_match_the_user_agent_option_not_a_header(tmp_path):
         run(url, tmp_path / "out", user_agent="mybot/1.0", header=["User-Agent: labbot/2.0"])
     assert {r.path for r in log} == {"/robots.txt", "/", "/b"}   # mybot's group, not labbot's
     assert {r.headers.get("user-agent") for r in log} == {"labbot/2.0"}
+
+
+def test_a_domain_cookie_reaches_the_sites_other_hosts_and_no_other_site():
+    import email
+    from types import SimpleNamespace
+
+    def response(*set_cookies):
+        message = email.message_from_string(
+            "".join(f"Set-Cookie: {value}\n" for value in set_cookies) + "\n",
+            _class=__import__("http.client").client.HTTPMessage)
+        return SimpleNamespace(headers={"set-cookie": ", ".join(set_cookies)},
+                               _original_response=SimpleNamespace(msg=message))
+
+    jar = Cookies()
+    jar.store("http://www.example.org/", response("site=1; Domain=example.org; Path=/",
+                                                  "host=2; Path=/"))
+    jar.store("http://www.example.org/", response("evil=3; Domain=other.test; Path=/"))
+    for number in range(200):   # many other sites' cookies do not get in the way
+        jar.store(f"http://h{number}.test/", response(f"c{number}=v; Path=/"))
+    assert jar.header("http://www.example.org/a") in ("site=1; host=2", "host=2; site=1")
+    assert jar.header("http://shop.example.org/") == "site=1"
+    assert jar.header("http://other.test/") is None   # refused: not www.example.org's domain
+    assert jar.header("http://h7.test/x") == "c7=v"
+    assert len(jar) == 202
