@@ -155,6 +155,10 @@ SCOPE_OPTIONS = [
                  help="Queue at most this many URLs per host; 0 = no limit."),
     click.option("--max-query-variants", type=click.IntRange(min=0), default=100, show_default=True,
                  help="Queue at most this many query strings per path (calendars, search); 0 = no limit."),
+    click.option("--max-pattern-depth", type=click.IntRange(min=0), default=10, show_default=True,
+                 help="Skip URLs more than this many levels below the level where their pattern "
+                      "(the path with digits as <n>: /calendar/<n>/<n>/) first appeared: endless "
+                      "calendars and next-page chains; 0 = no limit."),
     click.option("--fold-www", is_flag=True, help="Treat www.host and host as the same host."),
     click.option("--drop-query", is_flag=True, help="Drop query strings from URLs."),
     click.option("--drop-param", "drop_params", multiple=True, metavar="NAME",

@@ -78,6 +78,7 @@ class CrawlConfig:
     max_path_repeats: int = 2         # a run of path segments repeated back to back more often is a trap; 0 = no limit
     max_pages_per_host: int = 0       # URLs queued per host at most; 0 = no limit
     max_query_variants: int = 100     # distinct query strings per path at most; 0 = no limit
+    max_pattern_depth: int = 10       # levels a URL pattern (path, digits as <n>) may reach below its first; 0 = no limit
     dedup: str = "stringhash"         # URL-seen algorithm, see urlfilter.SEEN_ALGORITHMS
     seen_cache: int = 16_384          # recently seen URLs answered before the dedup structure; 0 = off
     bloom_capacity: int = 1_000_000   # expected URLs, for --dedup bloom
@@ -162,6 +163,7 @@ RANGES = {
     "max_bytes": Range(int, 1), "max_redirects": Range(int, 0),
     "max_url_length": Range(int, 0), "max_path_repeats": Range(int, 0),
     "max_pages_per_host": Range(int, 0), "max_query_variants": Range(int, 0),
+    "max_pattern_depth": Range(int, 0),
     "seen_cache": Range(int, 0), "bloom_capacity": Range(int, 1),
     "bloom_error": Range(float, 0, 1, open_ends=True), "retries": Range(int, 0),
     "retry_backoff": Range(float, 0), "max_retry_after": Range(float, 0),

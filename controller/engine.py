@@ -348,6 +348,7 @@ class Crawl:
         (or its continuation's) for it, so it never waits for the host."""
         fetched_at = utc_now()
         self._worker.item_id = item.id   # for _redirect_check, which GetPage calls in this thread
+        self._worker.level = item.level
         resume = self._resume.get(item.id)
         if self._scheduled:
             result = self.fetcher.fetch(item.url, reserved=True, resume=resume,
@@ -426,7 +427,7 @@ class Crawl:
         with self._seen_lock:
             for url in links:
                 if (self._speculation.wants(url) and url not in self.seen
-                        and self.traps.would_admit(url)):
+                        and self.traps.would_admit(url, bound)):
                     self._speculation.add(self.frontier.speculate(url, host_key(url)), bound)
 
     def _speculated(self, item: QueuedUrl, visit: Visit) -> None:
@@ -713,7 +714,7 @@ class Crawl:
         items: list[QueuedUrl] = []
         with self._seen_lock:
             for url in urls:
-                reason = self.traps.admit(url) if self.seen.add(url) else "seen"
+                reason = self.traps.admit(url, level) if self.seen.add(url) else "seen"
                 if reason:
                     self.tally.skipped[reason] += 1
                 else:
@@ -749,7 +750,7 @@ class Crawl:
                 # of it not started yet is withdrawn by the loop.
                 self._redirected.append(target)
             self.journal.seen(self._worker.item_id, target)
-            return self.traps.admit(target)
+            return self.traps.admit(target, self._worker.level)
 
     def _judged(self, url: str) -> tuple[str | None, str | None]:
         """A redirect target normalized, and why URL_Filter refuses it (None: it may go)."""
@@ -776,10 +777,14 @@ class Crawl:
         """Rebuild frontier, seen-set, trap counters and tallies from the disk."""
         done = previous.done_ids
         self.frontier.restore(journal.items, done)
-        marks = [url for source, url in journal.seen_marks if source in done]
-        for url in [item.url for item in journal.items] + marks:
+        level_of = {item.id: item.level for item in journal.items}
+        marks = [(level_of[source], url) for source, url in journal.seen_marks if source in done]
+        # In level order, as they were first queued: the trap guard's pattern
+        # rule remembers the level each pattern first appeared at.
+        for level, url in sorted([(item.level, item.url) for item in journal.items] + marks,
+                                 key=lambda pair: pair[0]):
             self.seen.add(url)
-            self.traps.admit(url)
+            self.traps.admit(url, level)
         for url in previous.beyond_depth:   # as _count_beyond_depth marked them
             self.seen.add(url)
         for source, counts in journal.skipped:
@@ -828,15 +833,22 @@ class Crawl:
         return self._speculation.stats()
 
     def stop_detail(self, reason: str) -> str:
-        """The stop reason in words, with what the limit left out."""
+        """The stop reason in words, with what the limit left out, and the
+        traps the pattern rule stopped following, whatever ended the crawl."""
         if reason == "max-depth":
-            return (f"max-depth: {self.tally.skipped['depth']} URLs beyond depth "
-                    f"{self.config.max_depth}")
-        if reason == "parser-died":
-            return f"parser-died: {self.parser_failure}"
-        if reason == "local-failure":
-            return self.local_failure.detail()
-        return reason
+            detail = (f"max-depth: {self.tally.skipped['depth']} URLs beyond depth "
+                      f"{self.config.max_depth}")
+        elif reason == "parser-died":
+            detail = f"parser-died: {self.parser_failure}"
+        elif reason == "local-failure":
+            detail = self.local_failure.detail()
+        else:
+            detail = reason
+        return detail + trap_note(self.trap_patterns())
+
+    def trap_patterns(self) -> dict[str, int]:
+        """URL pattern -> links the pattern rule did not follow, most first."""
+        return dict(self.traps.cut.most_common(TRAP_PATTERNS_KEPT))
 
     def _finish(self) -> dict:
         if self.shared is not None:
@@ -891,6 +903,20 @@ class Crawl:
             step(*args, **kwargs)
         except OSError as exc:
             self.local_failure = self.local_failure or LocalFailure.of(exc, self.config.out)
+
+
+TRAP_PATTERNS_KEPT = 100   # in stats.json; the stop detail names the first few
+TRAP_PATTERNS_NAMED = 3
+
+
+def trap_note(patterns: dict[str, int]) -> str:
+    """'; trap guard: h/calendar/<n>/<n>/ 2,468 URLs not followed' ('' for none)."""
+    if not patterns:
+        return ""
+    named = [f"{pattern} {count:,} URLs not followed"
+             for pattern, count in list(patterns.items())[:TRAP_PATTERNS_NAMED]]
+    more = len(patterns) - len(named)
+    return "; trap guard: " + ", ".join(named) + (f" (and {more} more patterns)" if more else "")
 
 
 # What RedisFrontier.mark_seen answers -> what a redirect check returns.

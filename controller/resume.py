@@ -36,7 +36,8 @@ CRAWL_FILES = ("pages", "text", STATE_DIR, "index.csv", "edges.csv", "trace.log"
 # Settings that decide which URLs exist and at which level: a resumed crawl
 # must use the same ones, or its result would match neither setting.
 MUST_MATCH = ("seeds", "scope", "include", "exclude", "max_depth", "max_url_length",
-              "max_path_repeats", "max_pages_per_host", "max_query_variants", "dedup",
+              "max_path_repeats", "max_pages_per_host", "max_query_variants", "max_pattern_depth",
+              "dedup",
               "bloom_capacity", "bloom_error", "extractor", "fold_www", "drop_query",
               "obey_robots", "drop_params", "content_dedup", "simhash_distance", "text_mode",
               "extract", "extract_from", "extract_exclude", "extract_jsonl", "warc")

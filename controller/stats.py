@@ -36,6 +36,7 @@ def build_stats(crawl, stop_reason: str, elapsed: float) -> dict:
         "level_flags": list(crawl.frontier.level_flags),
         "queue_total": len(crawl.frontier),
         "skipped_links": dict(tally.skipped),
+        "trap_patterns": crawl.trap_patterns(),    # pattern -> links --max-pattern-depth skipped
         "filtered_ratio": tally.filtered_ratio(),
         "dedup": {"algorithm": config.dedup, **crawl.seen.stats()},
         "content": _content(crawl),

@@ -42,7 +42,8 @@ def url_rules(config: CrawlConfig) -> UrlRules:
 
 
 def trap_guard(config: CrawlConfig) -> TrapGuard:
-    return TrapGuard(config.max_pages_per_host, config.max_query_variants, host_of=host_key)
+    return TrapGuard(config.max_pages_per_host, config.max_query_variants, host_of=host_key,
+                     max_pattern_depth=config.max_pattern_depth)
 
 
 def url_seen(config: CrawlConfig):

@@ -165,6 +165,7 @@ def test_rules_are_frozen_values():
 # --- spider traps -----------------------------------------------------------
 
 from urlfilter import TrapGuard
+from urlfilter.traps import pattern_of
 from urlfilter.rules import repeats_too_often
 
 
@@ -194,16 +195,70 @@ def test_rules_reject_repeating_paths_with_their_own_reason():
 
 def test_trap_guard_limits_query_variants_per_path():
     guard = TrapGuard(max_query_variants=3)
-    answers = [guard.admit(f"http://h.test/search?q={i}") for i in range(5)]
+    answers = [guard.admit(f"http://h.test/search?q={i}", 1) for i in range(5)]
     assert answers == [None, None, None, "query-variants", "query-variants"]
-    assert guard.admit("http://h.test/other?q=1") is None
-    assert guard.admit("http://h.test/search") is None      # no query: not a variant
+    assert guard.admit("http://h.test/other?q=1", 1) is None
+    assert guard.admit("http://h.test/search", 1) is None      # no query: not a variant
 
 
 def test_trap_guard_limits_urls_per_host():
     guard = TrapGuard(max_pages_per_host=2, max_query_variants=0)
-    assert [guard.admit(f"http://a.test/{i}") for i in range(3)] == [None, None, "host-pages"]
-    assert guard.admit("http://b.test:8080/") is None
+    assert [guard.admit(f"http://a.test/{i}", 1) for i in range(3)] == [None, None, "host-pages"]
+    assert guard.admit("http://b.test:8080/", 1) is None
+
+
+@pytest.mark.parametrize("url, pattern", [
+    ("http://h.test/calendar/2026/11/", "h.test/calendar/<n>/<n>/"),
+    ("http://h.test:81/events/2026-11-28.html?x=3#f", "h.test:81/events/<n>-<n>-<n>.html"),
+    ("http://h.test/news/story-12.html", "h.test/news/story-<n>.html"),
+    ("http://h.test/news/world/", None),          # no digit: one page, not a family
+    ("http://h.test/list?page=7", None),          # the query is query-variants' business
+    ("http://h.test", None),
+])
+def test_pattern_generalizes_the_paths_digit_runs(url, pattern):
+    assert pattern_of(url) == pattern
+
+
+def calendar_crawl(guard: TrapGuard, start: int, levels: int) -> dict[int, list[str]]:
+    """What a BFS of an endless month chain queues: level -> admitted URLs.
+    The first month is found at ``start``; each month links the month before
+    and after it, so two new months appear one level deeper."""
+    admitted = {start: [u for u in ["http://h.test/calendar/2026/11/"] if guard.admit(u, start) is None]}
+    low, high = (2026, 11), (2026, 11)
+    for level in range(start + 1, start + levels):
+        low = (low[0], low[1] - 1) if low[1] > 1 else (low[0] - 1, 12)
+        high = (high[0], high[1] + 1) if high[1] < 12 else (high[0] + 1, 1)
+        urls = ["http://h.test/calendar/%04d/%02d/" % month for month in (low, high)]
+        admitted[level] = [url for url in urls if guard.admit(url, level) is None]
+    return admitted
+
+
+def test_pattern_depth_stops_a_chain_of_one_pattern_past_its_first_level():
+    guard = TrapGuard(max_pattern_depth=5)
+    admitted = calendar_crawl(guard, start=3, levels=40)
+    assert [level for level, urls in admitted.items() if urls] == list(range(3, 9))
+    assert sum(map(len, admitted.values())) == 1 + 2 * 5
+    assert guard.cut == {"h.test/calendar/<n>/<n>/": 2 * (40 - 6)}
+
+
+def test_pattern_depth_lets_a_wide_family_found_on_few_levels_through():
+    """A site's 1,000 articles linked from lists a few levels apart: a family,
+    not a chain; nothing of it is refused, and another host's is separate."""
+    guard = TrapGuard(max_pattern_depth=2, max_query_variants=0)
+    answers = [guard.admit(f"http://h.test/a/{i}.html", 1 + i % 3) for i in range(1000)]
+    assert set(answers) == {None}
+    assert guard.admit("http://h.test/a/1001.html", 4) == "pattern-depth"
+    assert guard.admit("http://other.test/a/1.html", 40) is None
+    assert guard.admit("http://h.test/plain/page.html", 90) is None   # no digits: no pattern
+
+
+def test_pattern_depth_zero_is_off_and_would_admit_counts_nothing():
+    assert sum(map(len, calendar_crawl(TrapGuard(max_pattern_depth=0), 0, 100).values())) == 199
+    guard = TrapGuard(max_pattern_depth=1)
+    assert guard.would_admit("http://h.test/c/1/", 7)
+    assert guard.admit("http://h.test/c/1/", 0) is None
+    assert not guard.would_admit("http://h.test/c/2/", 2)
+    assert guard.cut == {}
 
 
 
