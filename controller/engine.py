@@ -52,6 +52,7 @@ from controller.localfailure import LocalFailure, LocalFailureError
 from getpage import Ask, Fetcher, FetchResult, host_key
 from textfilter.duplicates import ContentVerdict
 from textfilter.fingerprint import body_md5
+from urlfilter.traps import pattern_of
 from urllist import QueuedUrl
 from urllist.journal import QueueJournal, Replay, replay
 
@@ -653,6 +654,7 @@ class Crawl:
             self.tally.skipped[reason] += count
         if commit.duplicate_of is None:   # a duplicate's links are not queued anyway
             self._count_nofollow(digest)
+        self.traps.cut.update(commit.cut)
         verdict = self._shared_verdict(item, digest, commit.duplicate_of)
         if verdict.duplicate_of is not None:
             digest = self._as_duplicate(item, digest, verdict.duplicate_of)
@@ -924,15 +926,15 @@ SHARED_MARKS = {1: None, 0: "target already seen", 2: "trap limit full",
                 -1: "lease lost to another worker"}
 
 
-def _trap_keys(url: str) -> tuple[str, str]:
-    """(politeness host, path if the URL has a query): what the shared
-    crawl's trap limits count, as urlfilter.TrapGuard counts them."""
+def _trap_keys(url: str) -> tuple[str, str, str]:
+    """(politeness host, path if the URL has a query, pattern or ''): what
+    the shared crawl's trap limits count, as urlfilter.TrapGuard counts them."""
     path, has_query, _ = url.partition("?")
     try:
         host = host_key(url)
     except ValueError:
         host = ""
-    return host, path if has_query else ""
+    return host, path if has_query else "", pattern_of(url) or ""
 
 
 def _finished(done: SimpleQueue, timeout: float) -> list[Future]:

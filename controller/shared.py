@@ -17,6 +17,7 @@ from pathlib import Path
 from controller.config import CrawlConfig
 from controller.resume import STATE_DIR, settings_of
 from getpage import host_key
+from urlfilter.traps import pattern_of
 
 # Settings that say how one worker runs, not which URLs the crawl has.
 WORKER_OWN = ("out", "workers", "processes", "progress")
@@ -39,10 +40,12 @@ def create(crawl, config: CrawlConfig, lease_seconds: float | None = None, slots
     """Store a new crawl; False if one with this id exists. ``slots`` > 0:
     hosts partitioned into that many slots, each owned by one worker."""
     from urllist.redisqueue import LEASE_SECONDS
-    return crawl.create(settings_of(config), [(seed, host_key(seed)) for seed in config.seeds],
+    seeds = [(seed, host_key(seed), pattern_of(seed) or "") for seed in config.seeds]
+    return crawl.create(settings_of(config), seeds,
                         delay=config.delay, per_host=config.per_host, max_pages=config.max_pages,
                         host_cap=config.max_pages_per_host, query_cap=config.max_query_variants,
-                        lease_seconds=lease_seconds or LEASE_SECONDS, slots=slots)
+                        lease_seconds=lease_seconds or LEASE_SECONDS, slots=slots,
+                        pattern_cap=config.max_pattern_depth)
 
 
 def worker_config(settings: dict, out: Path, **own) -> CrawlConfig:

@@ -14,7 +14,7 @@ A, B = "127.0.0.1:8001", "127.0.0.1:8002"   # two hosts' keys
 
 def crawl_of(redis_server, *, per_host=1, host_cap=0, seeds=((A, "/1"), (B, "/1"))):
     shared = SharedCrawl(connect(redis_server.url), "leases")
-    assert shared.create({}, [(f"http://{h}{path}", h) for h, path in seeds], delay=0,
+    assert shared.create({}, [(f"http://{h}{path}", h, "") for h, path in seeds], delay=0,
                          per_host=per_host, max_pages=0, host_cap=host_cap, query_cap=0)
     return shared
 
@@ -43,7 +43,7 @@ def test_a_worker_taken_for_dead_changes_nothing_afterwards(redis_server):
     gate_w, slow = joined(shared, "slow")
     held = slow.pop(2, gate_w.clock())
     assert sorted(i.url for i in held) == [f"http://{A}/1", f"http://{B}/1"]
-    assert slow.mark_seen(held[0].id, f"http://{A}/moved", A, "") == 1
+    assert slow.mark_seen(held[0].id, f"http://{A}/moved", A, "", "") == 1
     taken_for_dead(shared, "slow")
     gate_o, other = joined(shared, "other")
     again = other.pop(2, gate_o.clock())   # its lease call reclaims the slow worker's
@@ -51,8 +51,8 @@ def test_a_worker_taken_for_dead_changes_nothing_afterwards(redis_server):
     assert (fl(shared, A), fl(shared, B)) == (1, 1)   # the other worker's slots now
 
     for late in (lambda: gate_w.release(A),
-                 lambda: slow.commit(held[0], "", [(f"http://{A}/2", A, "")], True, {}),
-                 lambda: slow.mark_seen(held[1].id, f"http://{B}/moved", B, ""),
+                 lambda: slow.commit(held[0], "", [(f"http://{A}/2", A, "", "")], True, {}),
+                 lambda: slow.mark_seen(held[1].id, f"http://{B}/moved", B, "", ""),
                  lambda: slow.pop(1, gate_w.clock()),
                  slow.leave):
         with pytest.raises(WorkerFenced, match="taken for dead"):
@@ -62,7 +62,7 @@ def test_a_worker_taken_for_dead_changes_nothing_afterwards(redis_server):
     assert (status["processed"], status["queue_total"], status["leased"]) == (0, 2, 2)
     assert [w["worker"] for w in status["workers"]] == ["other"]
     # The slow worker's redirect mark left with its lease: the target is new again.
-    assert other.mark_seen(held[0].id, f"http://{A}/moved", A, "") == 1
+    assert other.mark_seen(held[0].id, f"http://{A}/moved", A, "", "") == 1
     assert other.commit(again[0], "", [], True, {}).accepted
 
 
@@ -99,10 +99,10 @@ def test_redirect_marks_answer_retries_alike_and_a_reclaim_takes_their_counts_ba
     gate, slow = joined(shared, "slow")
     (item,) = slow.pop(1, gate.clock())
     first, second = f"http://{B}/x", f"http://{B}/y"
-    answers = [slow.mark_seen(item.id, url, B, "") for url in (first, second, second, first)]
+    answers = [slow.mark_seen(item.id, url, B, "", "") for url in (first, second, second, first)]
     assert answers == [1, 1, 1, 1] and trap_count(shared, B) == 2
     third = f"http://{B}/z"
-    assert [slow.mark_seen(item.id, third, B, "") for _ in range(2)] == [2, 2]   # B is full
+    assert [slow.mark_seen(item.id, third, B, "", "") for _ in range(2)] == [2, 2]   # B is full
     assert trap_count(shared, B) == 2
     taken_for_dead(shared, "slow")
     gate_o, other = joined(shared, "other")
@@ -112,7 +112,7 @@ def test_redirect_marks_answer_retries_alike_and_a_reclaim_takes_their_counts_ba
     for url in (first, second, third):
         seen_key, member = fingerprint(url).split(":")
         assert not shared.client.sismember(shared.prefix + f"seen:{seen_key}", member)
-    assert [other.mark_seen(again.id, url, B, "") for url in (first, second, third)] == [1, 1, 2]
+    assert [other.mark_seen(again.id, url, B, "", "") for url in (first, second, third)] == [1, 1, 2]
 
 
 def test_robots_is_loaded_by_one_worker_while_it_lives(redis_server):
@@ -160,3 +160,38 @@ def test_a_worker_back_from_a_long_silence_asks_before_sending(redis_server):
     gate.member.last_reply -= gate.member.lease_seconds   # as if stopped that long
     with pytest.raises(WorkerFenced):
         gate.started(A)
+
+
+def test_the_pattern_rule_counts_levels_in_redis_as_the_local_guard_does(redis_server):
+    """Under --max-pattern-depth 1, a pattern first queued at level 0 (the seed
+    /c/1/) may reach level 1, not level 2: the shared crawl refuses as
+    urlfilter.TrapGuard does, says which pattern it cut, and judges a
+    redirect target at its source's level."""
+    shared = SharedCrawl(connect(redis_server.url), "patterns")
+    pattern = f"{A}/c/<n>/"
+    assert shared.create({}, [(f"http://{A}/c/1/", A, pattern), (f"http://{A}/x/", A, "")],
+                         delay=0, per_host=2, max_pages=0, host_cap=0, query_cap=0, pattern_cap=1)
+    gate, frontier = joined(shared, "w")
+
+    def page(links, expected_level):
+        (item,) = frontier.pop(1, gate.clock())
+        assert item.level == expected_level
+        commit = frontier.commit(item, "", [(url, A, "", pat) for url, pat in links], True, {})
+        gate.release(A)
+        return item, commit
+
+    page([(f"http://{A}/c/2/", pattern)], 0)                # /c/1/
+    page([(f"http://{A}/y/", "")], 0)                        # /x/
+    (item,) = frontier.pop(1, gate.clock())                  # /c/2/ at level 1
+    assert item.url == f"http://{A}/c/2/"
+    assert frontier.mark_seen(item.id, f"http://{A}/c/20/", A, "", pattern) == 1
+    commit = frontier.commit(item, "", [(f"http://{A}/c/3/", A, "", pattern)], True, {})
+    gate.release(A)
+    assert (commit.new_count, commit.skipped["pattern-depth"], commit.cut) == (0, 1, (pattern,))
+    item, commit = page([(f"http://{A}/z/", "")], 1)        # /y/
+    assert (commit.new_count, commit.cut) == (1, ())
+    (item,) = frontier.pop(1, gate.clock())                  # /z/ at level 2
+    assert (item.url, item.level) == (f"http://{A}/z/", 2)
+    assert frontier.mark_seen(item.id, f"http://{A}/c/30/", A, "", pattern) == 2
+    assert frontier.mark_seen(item.id, f"http://{A}/d/30/", A, "", f"{A}/d/<n>/") == 1
+    frontier.leave()

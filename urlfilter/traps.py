@@ -37,10 +37,10 @@ def netloc_of(url: str) -> str:
     return url.partition("://")[2].partition("/")[0]
 
 
-def pattern_of(url: str, host: str = "") -> str | None:
-    """``host`` + the URL's path with each run of digits made ``<n>``, the
-    query and fragment left out; None if the path holds no digit (a path
-    without numbers names one page, not a family). Example:
+def pattern_of(url: str) -> str | None:
+    """host[:port] + the normalized URL's path with each run of digits made
+    ``<n>``, the query and fragment left out; None if the path holds no digit
+    (a path without numbers names one page, not a family). Example:
     http://h/calendar/2026/11/?x=1 -> h/calendar/<n>/<n>/"""
     rest = url.partition("://")[2]
     slash = rest.find("/")
@@ -50,7 +50,7 @@ def pattern_of(url: str, host: str = "") -> str | None:
     generalized = _DIGITS.sub(NUMBER, path)
     if generalized == path:
         return None
-    return (host or rest[:slash]) + generalized
+    return rest[:slash] + generalized
 
 
 class TrapGuard:
@@ -97,7 +97,7 @@ class TrapGuard:
         host = self._host_of(url) if self.max_pages_per_host else ""
         if self.max_pages_per_host and self._per_host[host] >= self.max_pages_per_host:
             return "host-pages", host, None
-        pattern = pattern_of(url, host) if self.max_pattern_depth else None
+        pattern = pattern_of(url) if self.max_pattern_depth else None
         if pattern is not None:
             first = self._first_level.get(pattern, level)
             if level - first > self.max_pattern_depth:

@@ -33,6 +33,8 @@ Keys (``p`` = the prefix):
   p robots       origin -> its robots.txt answer, loaded once for every worker
   p robots-claim:ORIGIN   the worker loading it (others wait while it lives)
   p trap:host, p trap:path   the trap limits' counters
+  p trap:pattern  URL pattern -> the level it was first queued at (--max-pattern-depth;
+                 kept when a lease is reclaimed: the level is the same when redone)
 
 Exact levels: URLs are leased only from the open level's queues; the open
 level closes when every URL of it is acknowledged (requeues and reclaimed
@@ -111,10 +113,11 @@ local p = KEYS[1]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local cfg = redis.call('HMGET', p .. 'cfg', 'delay', 'per_host', 'max_pages', 'lease', 'host_cap',
-                      'query_cap', 'slots')
+                      'query_cap', 'slots', 'pattern_cap')
 local DELAY, PER_HOST, MAX_PAGES = tonumber(cfg[1]), tonumber(cfg[2]), tonumber(cfg[3])
 local LEASE, HOST_CAP, QUERY_CAP = tonumber(cfg[4]), tonumber(cfg[5]), tonumber(cfg[6])
 local SLOTS = tonumber(cfg[7]) or 0   -- 0: one shared queue; n: hosts partitioned into n slots
+local PATTERN_CAP = tonumber(cfg[8]) or 0   -- levels below a pattern's first; 0 = no limit
 local INF = 1e15
 local HOLD_MS = 10000
 
@@ -158,6 +161,18 @@ end
 local function count_trap(h, path, by)
   if path ~= '' and QUERY_CAP > 0 then redis.call('HINCRBY', p .. 'trap:path', path, by) end
   if HOST_CAP > 0 then redis.call('HINCRBY', p .. 'trap:host', h, by) end
+end
+
+-- urlfilter.TrapGuard's pattern rule: whether a URL of this pattern
+-- ('' = none) queued at level would be too deep below the pattern's first.
+local function pattern_too_deep(pattern, level)
+  if pattern == '' or PATTERN_CAP == 0 then return false end
+  local first = tonumber(redis.call('HGET', p .. 'trap:pattern', pattern) or level)
+  return level - first > PATTERN_CAP
+end
+
+local function count_pattern(pattern, level)
+  if pattern ~= '' and PATTERN_CAP > 0 then redis.call('HSETNX', p .. 'trap:pattern', pattern, level) end
 end
 SLOT_FUNCTION
 -- The ready sets worker w leases from: the one shared set, or those of the
@@ -403,7 +418,7 @@ return {out, summary(w)}
 """
 
 # ARGV: worker, epoch, id, content md5 ('' = none), expand (1/0), row, then
-# (fingerprint, host, path-if-query, url) per link.
+# (fingerprint, host, path-if-query, pattern-or-'', url) per link.
 _ACK = _PRELUDE + r"""
 local w, epoch = ARGV[1], ARGV[2]
 if fenced(w, epoch) then return redis.error_reply('FENCED') end
@@ -414,7 +429,7 @@ if not entry then
   if not done then return {-1} end
   -- Committed already: this is a retry whose first reply was lost.
   local f = split(done)
-  return {tonumber(f[2]), {}, {0, 0, 0, 0}, summary(w), tonumber(f[1])}
+  return {tonumber(f[2]), {}, {0, 0, 0, 0, 0}, summary(w), tonumber(f[1]), {}}
 end
 local level = tonumber(split(entry)[2])
 redis.call('HDEL', p .. 'lease:' .. w, id)
@@ -425,21 +440,24 @@ if md5 ~= '' then
   local first = redis.call('HGET', p .. 'content', md5)
   if first then original = tonumber(first) else redis.call('HSET', p .. 'content', md5, id) end
 end
-local new, seen, host_full, query_full, beyond = {}, 0, 0, 0, 0
+local new, seen, host_full, query_full, beyond, cut = {}, 0, 0, 0, 0, {}
 if original < 0 then
-  for i = 7, #ARGV, 4 do
-    local fp, h, path, url = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+  for i = 7, #ARGV, 5 do
+    local fp, h, path, pattern, url = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
     if seen_add(fp) == 0 then
       seen = seen + 1
     elseif not expand then
       beyond = beyond + 1
     elseif HOST_CAP > 0 and tonumber(redis.call('HGET', p .. 'trap:host', h) or '0') >= HOST_CAP then
       host_full = host_full + 1
+    elseif pattern_too_deep(pattern, level + 1) then
+      cut[#cut + 1] = pattern
     elseif path ~= '' and QUERY_CAP > 0
         and tonumber(redis.call('HGET', p .. 'trap:path', path) or '0') >= QUERY_CAP then
       query_full = query_full + 1
     else
       count_trap(h, path, 1)
+      count_pattern(pattern, level + 1)
       local nid = redis.call('HINCRBY', p .. 'state', 'next_id', 1) - 1
       local q = p .. 'q:' .. (level + 1) .. ':' .. h
       redis.call('RPUSH', q, nid .. '\t' .. (level + 1) .. '\t' .. id .. '\t' .. h .. '\t' .. url)
@@ -454,17 +472,19 @@ redis.call('HINCRBY', p .. 'state', 'leased', -1)
 redis.call('HINCRBY', p .. 'state', 'processed', 1)
 count_page(w)
 close_levels()
-return {original, new, {seen, host_full, query_full, beyond}, summary(w), #new / 2}
+return {original, new, {seen, host_full, query_full, beyond, #cut}, summary(w), #new / 2, cut}
 """
 
-# ARGV: worker, epoch, id, fingerprint, host, path-if-query. 1: new (marked,
+# ARGV: worker, epoch, id, fingerprint, host, path-if-query, pattern-or-''. 1: new (marked,
 # and owned by the lease), 0: seen before, 2: a trap limit is full, -1: no
 # lease. A retry (its first reply lost) gets the first answer.
 _MARK = _PRELUDE + r"""
 local w, epoch = ARGV[1], ARGV[2]
 if fenced(w, epoch) then return redis.error_reply('FENCED') end
-local id, fp, h, path = ARGV[3], ARGV[4], ARGV[5], ARGV[6]
-if redis.call('HEXISTS', p .. 'lease:' .. w, id) == 0 then return -1 end
+local id, fp, h, path, pattern = ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
+local entry = redis.call('HGET', p .. 'lease:' .. w, id)
+if not entry then return -1 end
+local level = tonumber(split(entry)[2])   -- a redirect target takes its source's level
 local marks = p .. 'lseen:' .. id
 local before = redis.call('HGET', marks, fp)
 if before then return tonumber(split(before)[1]) end
@@ -472,11 +492,14 @@ if seen_add(fp) == 0 then return 0 end
 local answer = 1
 if HOST_CAP > 0 and tonumber(redis.call('HGET', p .. 'trap:host', h) or '0') >= HOST_CAP then
   answer = 2
+elseif pattern_too_deep(pattern, level) then
+  answer = 2
 elseif path ~= '' and QUERY_CAP > 0
     and tonumber(redis.call('HGET', p .. 'trap:path', path) or '0') >= QUERY_CAP then
   answer = 2
 else
   count_trap(h, path, 1)
+  count_pattern(pattern, level)
 end
 redis.call('HSET', marks, fp, answer .. '\t' .. h .. '\t' .. path)
 return answer
@@ -592,28 +615,34 @@ return 1
 """
 
 # ARGV: settings JSON, delay ms, per_host, max_pages, lease ms, host cap,
-# query cap, slots (0: no partition), then (fingerprint, host, url) per seed.
+# query cap, slots (0: no partition), pattern cap, then (fingerprint, host,
+# pattern-or-'', url) per seed.
 _CREATE = r"""
 local p = KEYS[1]
 if redis.call('EXISTS', p .. 'state') == 1 then return 0 end
 redis.call('SET', p .. 'settings', ARGV[1])
 redis.call('HSET', p .. 'cfg', 'delay', ARGV[2], 'per_host', ARGV[3], 'max_pages', ARGV[4],
-           'lease', ARGV[5], 'host_cap', ARGV[6], 'query_cap', ARGV[7], 'slots', ARGV[8])
+           'lease', ARGV[5], 'host_cap', ARGV[6], 'query_cap', ARGV[7], 'slots', ARGV[8],
+           'pattern_cap', ARGV[9])
 local SLOTS = tonumber(ARGV[8])
 """ + _SLOT_FUNCTION + r"""
 local n = 0
-for i = 9, #ARGV, 3 do
+for i = 10, #ARGV, 4 do
   local colon = string.find(ARGV[i], ':', 1, true)
+  local h, pattern, url = ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   if redis.call('SADD', p .. 'seen:' .. string.sub(ARGV[i], 1, colon - 1),
                 string.sub(ARGV[i], colon + 1)) == 1 then
-    redis.call('RPUSH', p .. 'q:0:' .. ARGV[i + 1], n .. '\t0\t\t' .. ARGV[i + 1] .. '\t' .. ARGV[i + 2])
-    redis.call('ZADD', ready_key(0, ARGV[i + 1]), 'NX', 0, ARGV[i + 1])
+    redis.call('RPUSH', p .. 'q:0:' .. h, n .. '\t0\t\t' .. h .. '\t' .. url)
+    redis.call('ZADD', ready_key(0, h), 'NX', 0, h)
     -- seeds count against the trap limits, as urlfilter.TrapGuard counts them
-    local query = string.find(ARGV[i + 2], '?', 1, true)
+    local query = string.find(url, '?', 1, true)
     if query and tonumber(ARGV[7]) > 0 then
-      redis.call('HINCRBY', p .. 'trap:path', string.sub(ARGV[i + 2], 1, query - 1), 1)
+      redis.call('HINCRBY', p .. 'trap:path', string.sub(url, 1, query - 1), 1)
     end
-    if tonumber(ARGV[6]) > 0 then redis.call('HINCRBY', p .. 'trap:host', ARGV[i + 1], 1) end
+    if tonumber(ARGV[6]) > 0 then redis.call('HINCRBY', p .. 'trap:host', h, 1) end
+    if pattern ~= '' and tonumber(ARGV[9]) > 0 then
+      redis.call('HSETNX', p .. 'trap:pattern', pattern, 0)
+    end
     n = n + 1
   end
 end
@@ -653,6 +682,7 @@ class Commit:
     new: tuple[QueuedUrl, ...] = ()    # () when a retry found the page committed already
     new_count: int = 0
     skipped: dict | None = None        # reason -> links not queued
+    cut: tuple[str, ...] = ()          # the pattern of each link --max-pattern-depth refused
 
 
 def parse_entry(entry: bytes | str) -> tuple[QueuedUrl, str]:
@@ -735,14 +765,15 @@ class SharedCrawl:
 
     def create(self, settings: dict, seeds: Iterable[tuple[str, str]], *, delay: float,
                per_host: int, max_pages: int, host_cap: int, query_cap: int,
-               lease_seconds: float = LEASE_SECONDS, slots: int = 0) -> bool:
-        """Store a new crawl's settings and seeds ((url, host) pairs); False
-        if a crawl with this id exists already. ``slots`` > 0 partitions the
-        hosts: each belongs to one slot, each slot to one worker at a time."""
+               lease_seconds: float = LEASE_SECONDS, slots: int = 0, pattern_cap: int = 0) -> bool:
+        """Store a new crawl's settings and seeds ((url, host, pattern or '')
+        triples); False if a crawl with this id exists already. ``slots`` > 0
+        partitions the hosts: each belongs to one slot, each slot to one
+        worker at a time."""
         args = [json.dumps(settings), round(delay * 1000), per_host, max_pages,
-                round(lease_seconds * 1000), host_cap, query_cap, slots]
-        for url, host in seeds:
-            args += [fingerprint(url), host, url]
+                round(lease_seconds * 1000), host_cap, query_cap, slots, pattern_cap]
+        for url, host, pattern in seeds:
+            args += [fingerprint(url), host, pattern, url]
         return bool(self.run("create", *args))
 
     def settings(self) -> dict | None:
@@ -1130,27 +1161,29 @@ class RedisFrontier:
     def commit(self, item: QueuedUrl, content_md5: str, links: list[tuple[str, str, str]],
                expand: bool, row: dict) -> Commit:
         """Acknowledge item: its content verdict, its links ((url, host,
-        path if it has a query)) queued if new, its row kept until written."""
+        path if it has a query, pattern or '')) queued if new, its row kept
+        until written."""
         args = [item.id, content_md5 or "", int(expand), json.dumps(row)]
-        for url, host, path in links:
-            args += [fingerprint(url), host, path, url]
+        for url, host, path, pattern in links:
+            args += [fingerprint(url), host, path, pattern, url]
         reply = self._member.run("ack", *args)
         if int(reply[0]) == -1 and len(reply) == 1:
             self._held_ids.discard(item.id)
             return Commit(False)
         self._held_ids.discard(item.id)
-        original, new, counts, summary, new_count = reply
+        original, new, counts, summary, new_count, cut = reply
         self._summary = Summary.of(summary)
         self._asked_at = time.monotonic()
         items = tuple(QueuedUrl(int(i), url.decode("utf-8"), item.level + 1, item.id)
                       for i, url in zip(new[::2], new[1::2]))
-        seen, host_full, query_full, beyond = (int(c) for c in counts)
+        seen, host_full, query_full, beyond, too_deep = (int(c) for c in counts)
         return Commit(True, None if int(original) < 0 else int(original), items, int(new_count),
                       {"seen": seen, "host-pages": host_full, "query-variants": query_full,
-                       "depth": beyond})
+                       "depth": beyond, "pattern-depth": too_deep},
+                      tuple(pattern.decode("utf-8") for pattern in cut))
 
-    def mark_seen(self, item_id: int, url: str, host: str, path: str) -> int:
-        return int(self._member.run("mark", item_id, fingerprint(url), host, path))
+    def mark_seen(self, item_id: int, url: str, host: str, path: str, pattern: str) -> int:
+        return int(self._member.run("mark", item_id, fingerprint(url), host, path, pattern))
 
     def written(self, item_id: int) -> None:
         """The row of item_id is in this worker's index.csv: Redis may forget it."""
