@@ -41,7 +41,7 @@ from controller.speculation import Speculation
 from controller.resume import (JOURNAL_FILE, STATE_DIR, WARC_FILE, PreviousCrawl, finished_crawl,
                                load_previous, prepare_out_dir, save_settings, settings_of)
 from controller.shared import WORKER_ID_FILE
-from controller.stats import build_stats
+from controller.stats import TRAP_PATTERNS_KEPT, build_stats, trap_note
 from controller import wiring
 from controller.digest import Digest, DigestJob, DigestPool
 from controller.store import PageStore
@@ -905,20 +905,6 @@ class Crawl:
             step(*args, **kwargs)
         except OSError as exc:
             self.local_failure = self.local_failure or LocalFailure.of(exc, self.config.out)
-
-
-TRAP_PATTERNS_KEPT = 100   # in stats.json; the stop detail names the first few
-TRAP_PATTERNS_NAMED = 3
-
-
-def trap_note(patterns: dict[str, int]) -> str:
-    """'; trap guard: h/calendar/<n>/<n>/ 2,468 URLs not followed' ('' for none)."""
-    if not patterns:
-        return ""
-    named = [f"{pattern} {count:,} URLs not followed"
-             for pattern, count in list(patterns.items())[:TRAP_PATTERNS_NAMED]]
-    more = len(patterns) - len(named)
-    return "; trap guard: " + ", ".join(named) + (f" (and {more} more patterns)" if more else "")
 
 
 # What RedisFrontier.mark_seen answers -> what a redirect check returns.

@@ -60,3 +60,18 @@ def _settings(config) -> dict:
     settings["out"] = str(config.out)
     settings["seeds"] = list(config.seeds)
     return public_settings(settings)
+
+
+TRAP_PATTERNS_KEPT = 100   # in stats.json; the stop detail names the first few
+TRAP_PATTERNS_NAMED = 3
+TRAP_NOTE = "; trap guard: "
+
+
+def trap_note(patterns: dict[str, int]) -> str:
+    """'; trap guard: h/calendar/<n>/<n>/ 2,468 URLs not followed' ('' for none)."""
+    if not patterns:
+        return ""
+    named = [f"{pattern} {count:,} URLs not followed"
+             for pattern, count in list(patterns.items())[:TRAP_PATTERNS_NAMED]]
+    more = len(patterns) - len(named)
+    return TRAP_NOTE + ", ".join(named) + (f" (and {more} more patterns)" if more else "")

@@ -31,6 +31,9 @@ LIMITS = {
     "timeout": 1.0, "retries": 2, "retry_backoff": 0.05, "max_retry_after": 5.0,
     "max_pages_per_host": 100, "max_query_variants": 20, "max_path_repeats": 2,
     "max_bytes": 10_000_000,
+    # The calendar here is for the host budget to cut; tests/test_traps.py
+    # shows the pattern rule (--max-pattern-depth) cutting one.
+    "max_pattern_depth": 0,
 }
 RSS_LIMIT_KB = 300 * 1024
 

@@ -72,7 +72,7 @@ from controller.readers.files import (ReportError, check_is_crawl, complete_line
                                       read_index_cells, read_stats)
 from controller.resume import (CRAWL_FILES, MUST_MATCH, SETTINGS_FILE, STATE_DIR, WARC_FILE,
                                lock_path, settings_of)
-from controller.stats import build_stats
+from controller.stats import TRAP_NOTE, TRAP_PATTERNS_KEPT, build_stats, trap_note
 from controller.store import PageStore
 from controller.tally import Tally
 from controller.trace import HEADER
@@ -649,12 +649,19 @@ class _MergedCrawl:
         self.extraction_tally = extraction
 
     def stop_detail(self, reason: str) -> str:
-        """As Crawl.stop_detail words it; a parser's death in the words of that worker."""
+        """As Crawl.stop_detail words it; a parser's death in the words of that
+        worker; the trap guard's patterns, all workers' together."""
         if reason == "max-depth":
-            return (f"max-depth: {self.tally.skipped['depth']} URLs beyond depth "
-                    f"{self.config.max_depth}")
-        last = max((w for w in self.workers if w.trace.end), key=lambda w: w.trace.end)
-        return (last.stats or {}).get("stop_detail") or reason
+            detail = (f"max-depth: {self.tally.skipped['depth']} URLs beyond depth "
+                      f"{self.config.max_depth}")
+        else:
+            last = max((w for w in self.workers if w.trace.end), key=lambda w: w.trace.end)
+            detail = ((last.stats or {}).get("stop_detail") or reason).partition(TRAP_NOTE)[0]
+        return detail + trap_note(self.trap_patterns())
+
+    def trap_patterns(self) -> dict[str, int]:
+        summed = Counter(_summed(self.workers, "trap_patterns"))
+        return dict(summed.most_common(TRAP_PATTERNS_KEPT))
 
     def speculation_stats(self) -> dict:
         return _summed(self.workers, "speculative")

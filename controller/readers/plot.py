@@ -24,7 +24,7 @@ from pathlib import Path
 
 from controller.readers.export import written_whole
 from controller.readers.files import ReportError
-from controller.readers.report import Report, build_report, duration_text
+from controller.readers.report import Report, build_report, duration_text, grouped_levels, level_ranges
 
 INSTALL_HINT = "from the repository: .venv/bin/pip install -e '.[plot]' (or: pip install matplotlib)"
 FIGURE_INCHES = (13, 8.5)     # the PNG: the timeline above, three panels below
@@ -141,8 +141,12 @@ def _draw_timeline(figure, report: Report) -> None:
 
 
 def _mark_levels_and_resumes(axes, timeline, scale: float) -> None:
-    """Vertical lines where a level finished (labelled Lk) and where a --resume began."""
-    for k, (level, at) in enumerate(timeline.level_ends):
+    """Vertical lines where a level finished (labelled Lk) and where a --resume
+    began; past a few dozen levels only where a range of the levels table ends."""
+    deepest = max((level for level, _ in timeline.level_ends), default=0)
+    range_ends = {last for _, last in level_ranges(deepest)}
+    ends = [(level, at) for level, at in timeline.level_ends if level in range_ends]
+    for k, (level, at) in enumerate(ends):
         axes.axvline(at / scale, color="#9e9e9e", linestyle=":", linewidth=1,
                      label="level k finished (Lk)" if k == 0 else None)
         axes.annotate(f"L{level}", (at / scale, 0), xycoords=("data", "axes fraction"),
@@ -155,8 +159,8 @@ def _draw_levels(figure, report: Report) -> None:
     """Stacked per level: pages saved, duplicates whose HTML was not saved again
     (their rows name the original's file), and URLs that are no HTML page."""
     axes = figure.add_subplot()
-    rows = report.levels
-    levels = [row.level for row in rows]
+    labels, rows = _level_groups(report)
+    levels = list(range(len(rows)))
     stacks = (([row.saved for row in rows], "#2e7d32", "HTML pages saved"),
               ([row.pages - row.saved for row in rows], "#a5d6a7",
                "duplicates, HTML not saved again"),
@@ -165,11 +169,11 @@ def _draw_levels(figure, report: Report) -> None:
     for heights, colour, label in stacks:
         axes.bar(levels, heights, bottom=bottom, color=colour, label=label)
         bottom = [b + h for b, h in zip(bottom, heights)]
-    for row in rows:
+    for x, row in zip(levels, rows):
         suffix = "" if row.m is not None else " (running)"
-        axes.annotate(f"{row.urls}{suffix}", (row.level, row.urls), ha="center", va="bottom",
-                      xytext=(0, 2), textcoords="offset points", fontsize=9)
-    axes.set_xticks(levels)
+        axes.annotate(f"{row.urls}{suffix}", (x, row.urls), ha="center", va="bottom",
+                      xytext=(0, 2), textcoords="offset points", fontsize=_bar_font(rows))
+    _level_ticks(axes, labels)
     axes.set_xlabel("level (link distance from the seeds)")
     axes.set_ylabel("URLs fetched")
     axes.set_title("Pages per level (breadth-first)")
@@ -180,15 +184,16 @@ def _draw_levels(figure, report: Report) -> None:
 def _draw_duplicates(figure, report: Report) -> None:
     """Exact and near duplicates per level, side by side."""
     axes = figure.add_subplot()
-    rows = report.levels
-    levels = [row.level for row in rows]
+    labels, rows = _level_groups(report)
+    levels = list(range(len(rows)))
     for offset, counts, colour, label in (
             (-0.2, [row.duplicates for row in rows], "#6a1b9a", "exact: same text (duplicate_of)"),
             (0.2, [row.near_duplicates for row in rows], "#00838f",
              "near: SimHash (near_duplicate_of)")):
         bars = axes.bar([k + offset for k in levels], counts, width=0.4, color=colour, label=label)
-        axes.bar_label(bars, labels=[str(n) if n else "" for n in counts], fontsize=8, padding=1)
-    axes.set_xticks(levels)
+        axes.bar_label(bars, labels=[str(n) if n else "" for n in counts],
+                       fontsize=min(8, _bar_font(rows)), padding=1)
+    _level_ticks(axes, labels)
     axes.set_xlabel("level")
     axes.set_ylabel("pages")
     axes.set_title("Duplicate pages per level")
@@ -198,6 +203,23 @@ def _draw_duplicates(figure, report: Report) -> None:
         axes.text(0.5, 0.5, "content dedup was off (--content-dedup)", transform=axes.transAxes,
                   ha="center")
     _legend_below(figure, axes.get_legend_handles_labels()[0], ncols=1)
+
+
+def _level_groups(report: Report) -> tuple[list[str], list]:
+    """The bars of the level panels: one a level, or a range of levels past
+    a few dozen (report.level_ranges), as in the levels table."""
+    groups = grouped_levels(report.levels)
+    return [label for label, _ in groups], [row for _, row in groups]
+
+
+def _level_ticks(axes, labels: list[str]) -> None:
+    axes.set_xticks(range(len(labels)), labels)
+    if len(labels) > 12:   # ranges and dozens of levels: upright labels would overlap
+        axes.tick_params(axis="x", labelrotation=90, labelsize=7)
+
+
+def _bar_font(rows) -> int:
+    return 9 if len(rows) <= 12 else 6
 
 
 def _draw_statuses(figure, report: Report) -> None:

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
+from itertools import count
 from datetime import datetime
 from pathlib import Path
 
@@ -45,36 +46,106 @@ HISTOGRAM_BUCKETS = 10        # equal widths over 0..1
 # MAX_TIMELINE_BUCKETS buckets is used, so a plot has a readable number of points.
 TIMELINE_WIDTHS = (0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600)
 MAX_TIMELINE_BUCKETS = 120
+# Levels tables and plots: a crawl with up to LEVELS_ALONE levels shows each;
+# a deeper one (a trap followed far, a site of long chains) shows levels
+# 0..LEVELS_SHOWN-1 each and the rest in at most MAX_LEVEL_RANGES ranges of
+# one round width (10, 20, 50, 100, ...), "30–99", "100–199", ...
+LEVELS_ALONE = 40
+LEVELS_SHOWN = 30
+MAX_LEVEL_RANGES = 10
+
+
+# -- levels, one by one or in ranges ---------------------------------------
+def level_ranges(deepest: int) -> list[tuple[int, int]]:
+    """(first, last) level of each row of a levels table or plot over the
+    levels 0..deepest: one level a row, or past LEVELS_SHOWN ranges of a
+    round width aligned to it (see LEVELS_ALONE)."""
+    if deepest < LEVELS_ALONE:
+        return [(k, k) for k in range(deepest + 1)]
+    width = next(w for w in _round_widths()
+                 if deepest // w - LEVELS_SHOWN // w + 1 <= MAX_LEVEL_RANGES)
+    ranges = [(k, k) for k in range(LEVELS_SHOWN)]
+    while (start := ranges[-1][1] + 1) <= deepest:
+        ranges.append((start, min((start // width + 1) * width - 1, deepest)))
+    return ranges
+
+
+def _round_widths():
+    for power in count(1):
+        for digit in (1, 2, 5):
+            yield digit * 10 ** power
+
+
+def range_label(first: int, last: int) -> str:
+    return str(first) if first == last else f"{first}–{last}"
+
+
+def grouped_levels(rows: tuple[LevelRow, ...]) -> list[tuple[str, LevelRow]]:
+    """(label, the rows' sums) per row of level_ranges; a range's level is
+    its first, its m its last level's (None if that one is not finished)."""
+    if not rows:
+        return []
+    groups = []
+    for first, last in level_ranges(max(row.level for row in rows)):
+        members = [row for row in rows if first <= row.level <= last]
+        if not members:
+            continue
+        sums = {f.name: sum(getattr(row, f.name) for row in members)
+                for f in fields(LevelRow) if f.name not in ("level", "m")}
+        groups.append((range_label(first, last),
+                       LevelRow(level=first, m=members[-1].m if members[-1].level == last else None,
+                                **sums)))
+    return groups
 
 
 # -- the terminal summary after a crawl -----------------------------------
 def level_table(stats: dict, expected: list[tuple[int, int]] | None = None) -> str:
-    """The per-level table; with ``expected`` (urls, pages) per level, a check column."""
-    head = (f"{'level':>5} {'urls':>7} {'pages':>7} {'errors':>7} {'dups':>5} {'near':>5} "
+    """The per-level table; with ``expected`` (urls, pages) per level, a check column.
+    Past a few dozen levels, ranges of levels share a row (level_ranges)."""
+    groups = _stats_level_groups(stats["levels"])
+    w = max([5] + [len(label) for label, _ in groups])
+    head = (f"{'level':>{w}} {'urls':>7} {'pages':>7} {'errors':>7} {'dups':>5} {'near':>5} "
             f"{'new urls':>9} {'queue m':>8}")
     if expected is not None:
         head += f"  {'expected':>15}"
     lines = [head]
-    for row in stats["levels"]:
-        m = "" if row["m"] is None else row["m"]
-        line = (f"{row['level']:>5} {row['urls']:>7} {row['pages']:>7} {row['errors']:>7} "
-                f"{row.get('duplicates', 0):>5} {row.get('near_duplicates', 0):>5} "
-                f"{row['new_urls']:>9} {m:>8}")
+    for label, group in groups:
+        m = "" if group["m"] is None else group["m"]
+        line = (f"{label:>{w}} {group['urls']:>7} {group['pages']:>7} {group['errors']:>7} "
+                f"{group['duplicates']:>5} {group['near_duplicates']:>5} "
+                f"{group['new_urls']:>9} {m:>8}")
         if expected is not None:
-            line += "  " + _expected_cell(row, expected)
+            line += "  " + _expected_cell(group, expected)
         lines.append(line)
     levels = stats["levels"]
-    lines.append(f"{'total':>5} {stats['urls']:>7} {stats['pages']:>7} {stats['errors']:>7} "
+    lines.append(f"{'total':>{w}} {stats['urls']:>7} {stats['pages']:>7} {stats['errors']:>7} "
                  f"{sum(row.get('duplicates', 0) for row in levels):>5} "
                  f"{sum(row.get('near_duplicates', 0) for row in levels):>5}")
     return "\n".join(lines)
 
 
+def _stats_level_groups(levels: list[dict]) -> list[tuple[str, dict]]:
+    """stats.json's level rows in the rows of level_ranges: (label, sums)."""
+    if not levels:
+        return []
+    groups = []
+    for first, last in level_ranges(max(row["level"] for row in levels)):
+        members = [row for row in levels if first <= row["level"] <= last]
+        if members:
+            sums = {name: sum(row.get(name, 0) for row in members)
+                    for name in ("urls", "pages", "errors", "duplicates", "near_duplicates",
+                                 "new_urls")}
+            last_m = members[-1]["m"] if members[-1]["level"] == last else None
+            groups.append((range_label(first, last), dict(sums, level=first, last=last, m=last_m)))
+    return groups
+
+
 def _expected_cell(row: dict, expected: list[tuple[int, int]]) -> str:
-    k = row["level"]
-    if k >= len(expected):
+    k, last = row["level"], row["last"]
+    if last >= len(expected):
         return f"{'(none) MISMATCH':>15}"
-    urls, pages = expected[k]
+    urls = sum(level[0] for level in expected[k:last + 1])
+    pages = sum(level[1] for level in expected[k:last + 1])
     verdict = "ok" if (row["urls"], row["pages"]) == (urls, pages) else "MISMATCH"
     return f"{urls:>4} / {pages:>4} {verdict}"
 
@@ -623,15 +694,17 @@ def _saved_pages(report: Report) -> str:
 
 
 def _level_section(report: Report) -> Table:
-    rows = [(str(r.level), str(r.urls), str(r.pages), str(r.errors), str(r.duplicates),
+    rows = [(label, str(r.urls), str(r.pages), str(r.errors), str(r.duplicates),
              str(r.near_duplicates), str(r.new_urls), "…" if r.m is None else str(r.m))
-            for r in report.levels]
+            for label, r in grouped_levels(report.levels)]
     rows.append(("total", str(report.urls), str(report.pages), str(report.errors),
                  str(sum(r.duplicates for r in report.levels)),
                  str(sum(r.near_duplicates for r in report.levels)),
                  str(sum(r.new_urls for r in report.levels)), ""))
     notes = ["m = the queue total when the level was finished (the design paper's level flag); "
              "… = the level is not finished",
+             f"past {LEVELS_ALONE} levels, levels from {LEVELS_SHOWN} on share rows: a range's "
+             f"numbers are its levels' sums, its m its last level's (every level: --format json)",
              "pages = HTML pages, duplicates included; dups = pages whose text an earlier page had "
              "(duplicate_of: text not saved again, nor the HTML when the bytes are equal too; links "
              "not followed); near = within the SimHash distance of an earlier page "
