@@ -116,6 +116,7 @@ class Crawl:
         self.resumed = resume
         self.rules = wiring.url_rules(config)
         self.traps = wiring.trap_guard(config)
+        self.trap_cuts: Counter[str] = Counter()   # pattern -> links --max-pattern-depth skipped
         self.seen = wiring.url_seen(config)
         self.store = PageStore(config.out, append=resume)   # first: a bad --out fails before any lookup
         self._gate = getattr(fetcher, "gate", None) or wiring.politeness(config, self.shared)
@@ -654,7 +655,7 @@ class Crawl:
             self.tally.skipped[reason] += count
         if commit.duplicate_of is None:   # a duplicate's links are not queued anyway
             self._count_nofollow(digest)
-        self.traps.cut.update(commit.cut)
+        self._trap_cut(commit.cut, item.level + 1)
         verdict = self._shared_verdict(item, digest, commit.duplicate_of)
         if verdict.duplicate_of is not None:
             digest = self._as_duplicate(item, digest, verdict.duplicate_of)
@@ -719,11 +720,21 @@ class Crawl:
                 reason = self.traps.admit(url, level) if self.seen.add(url) else "seen"
                 if reason:
                     self.tally.skipped[reason] += 1
+                    if reason == "pattern-depth":
+                        self._trap_cut((pattern_of(url),), level)
                 else:
                     items.append(QueuedUrl(self.frontier.next_id + len(items), url, level, parent_id))
             self.journal.queued(items)
         self.frontier.push(items, taken=self._claim(items))
         return items
+
+    def _trap_cut(self, patterns, level: int) -> None:
+        """Count the trap guard's refusals by pattern; the first of each
+        pattern is a TRAP line (log once, count always)."""
+        for pattern in patterns:
+            self.trap_cuts[pattern] += 1
+            if self.trap_cuts[pattern] == 1:
+                self.trace.trap(level, pattern)
 
     def _count_beyond_depth(self, urls) -> None:
         """Links of a page at --max-depth that no page before had: URLs the
@@ -850,7 +861,7 @@ class Crawl:
 
     def trap_patterns(self) -> dict[str, int]:
         """URL pattern -> links the pattern rule did not follow, most first."""
-        return dict(self.traps.cut.most_common(TRAP_PATTERNS_KEPT))
+        return dict(self.trap_cuts.most_common(TRAP_PATTERNS_KEPT))
 
     def _finish(self) -> dict:
         if self.shared is not None:

@@ -8,13 +8,16 @@ add fields at the end of a line. URLs are normalized, so they hold no spaces.
   <utc time> FETCH <level> <id> <status> <bytes> <ms> <url> [<error ...>]
   <utc time> LEVEL <level> <urls> <new_urls> <m>
   <utc time> END <reason> <urls> <seconds>
+  <utc time> TRAP <level> <pattern>
   <utc time> RECRAWL <pass> <pages to revisit>
   <utc time> VISIT <pass> <id> <status> <outcome> <ms> <url> [<error ...>]
 
 status 0 means no HTTP response (see the error); LEVEL is written when a
 level is completely processed: urls fetched at that level, new URLs its
 pages added to the queue, and m, the queue total at that moment (the
-design paper's level flag).
+design paper's level flag). TRAP is written once per URL pattern the trap
+guard stops following (--max-pattern-depth), when it refuses the first URL
+of it, at the level that URL would have had; stats.json counts them all.
 """
 from __future__ import annotations
 
@@ -61,6 +64,9 @@ class TraceLog:
 
     def level(self, level: int, urls: int, new_urls: int, m: int) -> None:
         self._line("LEVEL", level, urls, new_urls, m)
+
+    def trap(self, level: int, pattern: str) -> None:
+        self._line("TRAP", level, pattern)
 
     def end(self, reason: str, urls: int, seconds: float) -> None:
         self._line("END", reason, urls, f"{seconds:.2f}")

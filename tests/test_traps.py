@@ -90,6 +90,9 @@ def test_an_unbounded_crawl_follows_the_calendar_ten_levels_and_names_the_trap(s
     assert stats["stop_reason"] == "queue-empty"
     assert stats["stop_detail"] == f"queue-empty; trap guard: {host}/calendar/<n>/<n>/ 2 URLs not followed"
     assert stats["settings"]["max_pattern_depth"] == DEFAULT_DEPTH
+    traps = [line.split(" ", 2)[2] for line in (tmp_path / "out" / "trace.log").read_text().splitlines()
+             if line.split(" ")[1:2] == ["TRAP"]]
+    assert traps == [f"{FIRST_LEVEL + DEFAULT_DEPTH + 1} {host}/calendar/<n>/<n>/"]   # logged once
 
 
 def test_max_pattern_depth_zero_follows_the_calendar_until_the_page_budget(serve, tmp_path):
@@ -187,3 +190,40 @@ def test_the_plot_has_one_bar_per_row_of_the_levels_table(deep_crawl):
     (timeline,) = [ax for ax in figure.get_axes() if ax.get_title().startswith("Pages fetched over")]
     marks = [t.get_text() for t in timeline.texts if t.get_text().startswith("L")]
     assert marks == [f"L{label.split('–')[-1]}" for label in labels]
+
+
+# -- the demo site ------------------------------------------------------------------
+
+def test_the_demo_sites_own_url_families_fit_in_the_default_budget(demo_site):
+    """No numbered family of the demo site's finite part spans more levels
+    than the default allows, and the default demo crawl (depth 6) reaches
+    the calendar less deep than that: the rule cuts neither, so the ground
+    truth needs no rule of its own."""
+    from urlfilter.traps import pattern_of
+    truth = demo_site.ground_truth(max_depth=60)
+    spans: dict[str, list[int]] = {}
+    for url, level in truth.url_levels.items():
+        if not url.startswith("/calendar/") and (pattern := pattern_of("http://h" + url)):
+            spans.setdefault(pattern, []).append(level)
+    assert spans and max(max(v) - min(v) for v in spans.values()) <= DEFAULT_DEPTH // 2
+    calendar = [level for url, level in demo_site.ground_truth(max_depth=6).url_levels.items()
+                if url.startswith("/calendar/")]
+    assert max(calendar) - min(calendar) < DEFAULT_DEPTH
+
+
+def test_an_unbounded_demo_crawl_stays_out_of_the_calendar(demo_site, demo_server, tmp_path):
+    out = tmp_path / "out"
+    stats = Crawl(CrawlConfig(seeds=(demo_server.url,), out=out, max_depth=0, max_pages=3000,
+                              workers=4, per_host=4, delay=0, progress=False)).run()
+    rows = rows_of(out)
+    levels = {"/" + r["url"].split("/", 3)[3]: int(r["level"]) for r in rows}
+    calendar = [path for path in levels if path.startswith("/calendar/")]
+    assert len(calendar) < 0.05 * len(rows)
+    # The rest of the site is crawled completely, every URL at its level.
+    truth = demo_site.ground_truth(max_depth=60)
+    trapless = {url: level for url, level in truth.url_levels.items() if not url.startswith("/calendar/")}
+    assert {path: level for path, level in levels.items() if not path.startswith("/calendar/")} == trapless
+    host = demo_server.url.split("/")[2]
+    assert f"; trap guard: {host}/calendar/<n>/<n>/ " in stats["stop_detail"]
+    report = crawler("report", str(out))
+    assert report.returncode == 0 and len(report.stdout.splitlines()) < 150

@@ -67,7 +67,6 @@ class TrapGuard:
         self._per_host: Counter[str] = Counter()
         self._per_path: Counter[str] = Counter()
         self._first_level: dict[str, int] = {}          # pattern -> level it was first queued at
-        self.cut: Counter[str] = Counter()              # pattern -> URLs refused by the chain rule
 
     def would_admit(self, url: str, level: int) -> bool:
         """Whether admit(url, level) would let it in now; counts nothing."""
@@ -79,8 +78,6 @@ class TrapGuard:
         "pattern-depth" (its pattern is followed too deep, see the module
         docstring) or "query-variants" (its path has too many queries)."""
         reason, host, pattern = self._refusal(url, level)
-        if reason == "pattern-depth":
-            self.cut[pattern] += 1
         if reason:
             return reason
         path, has_query, _ = url.partition("?")
