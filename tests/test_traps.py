@@ -93,6 +93,8 @@ def test_an_unbounded_crawl_follows_the_calendar_ten_levels_and_names_the_trap(s
     traps = [line.split(" ", 2)[2] for line in (tmp_path / "out" / "trace.log").read_text().splitlines()
              if line.split(" ")[1:2] == ["TRAP"]]
     assert traps == [f"{FIRST_LEVEL + DEFAULT_DEPTH + 1} {host}/calendar/<n>/<n>/"]   # logged once
+    overview = render_report(build_report(tmp_path / "out")).split("\n\n")[1]
+    assert f"\n  trap guard  {host}/calendar/<n>/<n>/ 2 URLs not followed" in overview
 
 
 def test_max_pattern_depth_zero_follows_the_calendar_until_the_page_budget(serve, tmp_path):
@@ -227,3 +229,24 @@ def test_an_unbounded_demo_crawl_stays_out_of_the_calendar(demo_site, demo_serve
     assert f"; trap guard: {host}/calendar/<n>/<n>/ " in stats["stop_detail"]
     report = crawler("report", str(out))
     assert report.returncode == 0 and len(report.stdout.splitlines()) < 150
+
+
+def test_a_resumed_crawl_remembers_where_each_pattern_began(serve, tmp_path):
+    """Stopped by its page budget while in the calendar, then resumed without
+    one: the queue replayed from the journal gives the pattern its first
+    level back, so the months fetched are those of an uninterrupted crawl."""
+    out = tmp_path / "out"
+    with serve(calendar_site) as (url, log):
+        first = crawler("crawl", url, "--out", str(out), "--max-depth", "0", "--max-pages", "50",
+                        "--delay", "0")
+        assert first.returncode == 0, first.stderr
+        assert json.loads((out / "stats.json").read_text())["stop_reason"] == "max-pages"
+        months_before = {p for p in fetched_paths(log) if p.startswith("/calendar/")}
+        again = crawler("crawl", url, "--out", str(out), "--max-depth", "0", "--max-pages", "0",
+                        "--delay", "0", "--resume")
+        assert again.returncode == 0, again.stderr
+        requested = fetched_paths(log)
+    assert 0 < len(months_before) < 2 * DEFAULT_DEPTH
+    months = {month_path(d) for d in range(-DEFAULT_DEPTH, DEFAULT_DEPTH + 1)}
+    assert {p for p in requested if p.startswith("/calendar/")} == months
+    assert {r["url"].split("/", 3)[3] for r in rows_of(out)} == {p[1:] for p in FINITE} | {m[1:] for m in months}

@@ -27,6 +27,7 @@ from pathlib import Path
 from controller.lock import holder
 from controller.readers.files import CrawlFiles, PageRow, ReportError, Run, read_files
 from controller.resume import lock_path
+from controller.stats import TRAP_NOTE, trap_note
 from controller.visits import recrawl_state
 from controller.readers.tables import Table
 
@@ -339,6 +340,7 @@ class Report:
     order: dict | None = None         # stats.json "order": a crawl order other than bfs, its corrections
     sitemaps: dict | None = None      # stats.json "sitemaps": what --sitemaps / --sitemap read
     recrawls: tuple[dict, ...] = ()   # state/recrawl.json: each crawler recrawl pass and its summary
+    trap_patterns: dict | None = None  # stats.json "trap_patterns": pattern -> links not followed
 
 
 # -- building it --------------------------------------------------------------
@@ -372,6 +374,7 @@ def build_report(crawl_dir: Path, *, top: int = TOP_LINKS) -> Report:
         top_in_links=_top(files.links.in_links, top, rows),
         top_out_links=_top(files.links.out_links, top, rows),
         dedup=(files.stats or {}).get("dedup"), skipped_links=(files.stats or {}).get("skipped_links"),
+        trap_patterns=(files.stats or {}).get("trap_patterns"),
         content=_content(files.stats),
         timeline=_timeline(runs), running=running, pid=pid, settings=files.settings,
         order=(files.stats or {}).get("order"), sitemaps=(files.stats or {}).get("sitemaps"),
@@ -682,6 +685,8 @@ def _overview(report: Report) -> Table:
                                  f"{len(report.sitemaps['problems'])} refused"))
     if report.recrawls:
         rows.append(("recrawls", recrawl_text(report.recrawls)))
+    if report.trap_patterns:
+        rows.append(("trap guard", trap_note(report.trap_patterns).removeprefix(TRAP_NOTE)))
     return Table("Overview", ("", ""), tuple(rows))
 
 
