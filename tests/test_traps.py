@@ -250,3 +250,29 @@ def test_a_resumed_crawl_remembers_where_each_pattern_began(serve, tmp_path):
     months = {month_path(d) for d in range(-DEFAULT_DEPTH, DEFAULT_DEPTH + 1)}
     assert {p for p in requested if p.startswith("/calendar/")} == months
     assert {r["url"].split("/", 3)[3] for r in rows_of(out)} == {p[1:] for p in FINITE} | {m[1:] for m in months}
+
+
+def test_a_shared_crawl_refuses_the_same_months_as_one_machine(serve, tmp_path, redis_server):
+    """Two workers through Redis: the pattern's first level is kept in Redis,
+    so together they fetch exactly the months one machine fetches, and the
+    merged crawl names the trap."""
+    dirs = [tmp_path / "w0", tmp_path / "w1"]
+    with serve(calendar_site) as (url, log):
+        first = subprocess.Popen([sys.executable, "-m", "controller", "crawl", url, "--redis",
+                                  redis_server.url, "--crawl-id", "cal", "--out", str(dirs[0]),
+                                  "--max-depth", "0", "--max-pages", "0", "--delay", "0", "--quiet"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        second = crawler("worker", "--redis", redis_server.url, "--crawl-id", "cal", "--out",
+                         str(dirs[1]), "--quiet", "--processes", "1")
+        _, err = first.communicate(timeout=120)
+        assert first.returncode == 0, err
+        requested = fetched_paths(log)
+    months = {month_path(d) for d in range(-DEFAULT_DEPTH, DEFAULT_DEPTH + 1)}
+    assert sorted(requested) == sorted(FINITE + list(months))
+    merged = tmp_path / "merged"
+    done = crawler("merge", "--out", str(merged), *map(str, dirs))
+    assert done.returncode == 0, done.stderr
+    stats = json.loads((merged / "stats.json").read_text())
+    host = url.split("/")[2]
+    assert stats["skipped_links"]["pattern-depth"] == 2
+    assert stats["stop_detail"].endswith(f"; trap guard: {host}/calendar/<n>/<n>/ 2 URLs not followed")
