@@ -24,13 +24,15 @@ from pathlib import Path
 
 from controller.readers.export import written_whole
 from controller.readers.files import ReportError
-from controller.readers.report import Report, build_report, duration_text, grouped_levels, level_ranges
+from controller.readers.report import (LEVELS_ALONE, Report, build_report, duration_text,
+                                       grouped_levels, level_ranges)
 
 INSTALL_HINT = "from the repository: .venv/bin/pip install -e '.[plot]' (or: pip install matplotlib)"
 FIGURE_INCHES = (13, 8.5)     # the PNG: the timeline above, three panels below
 PANEL_INCHES = {"timeline": (10, 3.8), "levels": (5.6, 3.8), "duplicates": (5.6, 3.8),
                 "statuses": (5.6, 3.8)}   # each figure of the HTML report
 DPI = 100
+MARK_GAP = 0.03   # of the timeline's span: the least room between two level marks, past LEVELS_ALONE
 HEADROOM = 1.15   # bar charts reach 1/1.15 of their height: room for the count above each bar
 # First character of a status (as in Count.value; "n" for "none") -> legend label, colour.
 STATUS_CLASSES = (("2", "2xx success", "#2e7d32"), ("3", "3xx redirect", "#1565c0"),
@@ -146,11 +148,19 @@ def _mark_levels_and_resumes(axes, timeline, scale: float) -> None:
     deepest = max((level for level, _ in timeline.level_ends), default=0)
     range_ends = {last for _, last in level_ranges(deepest)}
     ends = [(level, at) for level, at in timeline.level_ends if level in range_ends]
-    for k, (level, at) in enumerate(ends):
+    # Levels that end close together (a trap's, a level of one page each)
+    # would draw one grey smear and unreadable labels: past LEVELS_ALONE
+    # levels, a line is drawn only a little apart from the last one drawn.
+    gap = MARK_GAP * max((at for _, at in ends), default=0.0) if deepest >= LEVELS_ALONE else 0.0
+    drawn = -float("inf")
+    for level, at in ends:
+        if at - drawn < gap:
+            continue
         axes.axvline(at / scale, color="#9e9e9e", linestyle=":", linewidth=1,
-                     label="level k finished (Lk)" if k == 0 else None)
+                     label="level k finished (Lk)" if drawn < 0 else None)
         axes.annotate(f"L{level}", (at / scale, 0), xycoords=("data", "axes fraction"),
                       xytext=(2, 3), textcoords="offset points", fontsize=8, color="#424242")
+        drawn = at
     for k, at in enumerate(timeline.resumed_at):
         axes.axvline(at / scale, color="grey", linestyle="--", label="resumed" if k == 0 else None)
 
@@ -172,7 +182,8 @@ def _draw_levels(figure, report: Report) -> None:
     for x, row in zip(levels, rows):
         suffix = "" if row.m is not None else " (running)"
         axes.annotate(f"{row.urls}{suffix}", (x, row.urls), ha="center", va="bottom",
-                      xytext=(0, 2), textcoords="offset points", fontsize=_bar_font(rows))
+                      xytext=(0, 2), textcoords="offset points", fontsize=_bar_font(rows),
+                      rotation=90 if len(rows) > 12 else 0)
     _level_ticks(axes, labels)
     axes.set_xlabel("level (link distance from the seeds)")
     axes.set_ylabel("URLs fetched")
