@@ -5,9 +5,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 
-# A robots.txt rule said no: the site's wish, not a failure. (An unreachable
-# robots.txt also stops the fetch, "robots: robots.txt unreachable (...)",
-# but that is a failing host, so it counts as an error.)
+# A robots.txt rule said no: the site's wish, not a failure. (A robots.txt
+# answered with 429 or 5xx also stops the fetch, "robots: robots.txt
+# unreachable (http 503)", but that is a failing host, so it counts as an
+# error; one that got no answer at all files the page under the
+# connection's own error.)
 ROBOTS_DENIAL = "robots: disallowed"
 
 

@@ -86,6 +86,9 @@ REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 # How soon a scheduled fetch asks again when another one is loading its
 # host's robots.txt (only while that load waits out a retry).
 ROBOTS_RECHECK_SECONDS = 0.1
+# Error kinds of a request that got no answer: when robots.txt fails so,
+# the page's error names that failure, not robots.txt.
+_NETWORK_KINDS = frozenset({"connection", "timeout"})
 
 
 @dataclass(frozen=True)
@@ -453,7 +456,11 @@ class Fetcher:
         if rules.source == "blocked":
             return rules.reason
         if rules.source == "unreachable":
-            # Say why: "disallowed" would hide a dead or failing host.
+            if _kind(rules.reason) in _NETWORK_KINDS:
+                # The host could not be reached at all: the page's error is
+                # the connection's (RFC 9309 §2.3.1.4 still forbids the page).
+                return rules.reason
+            # Say why: "disallowed" would hide a failing server.
             return f"robots: robots.txt unreachable ({rules.reason})"
         return "robots: disallowed by robots.txt"
 

@@ -674,7 +674,7 @@ def test_unresolvable_host_is_not_retried():
     clock = FakeTime()
     with retrying_fetcher(clock, resolve=resolve) as fetcher:
         result = fetcher.fetch("http://nowhere.test/page")
-    assert result.error == "robots: robots.txt unreachable (connection: host name not resolved)"
+    assert result.error == "connection: host name not resolved"
     assert (asked, clock.sleeps) == (["nowhere.test"], [])
 
 

@@ -238,12 +238,30 @@ def test_server_error_on_robots_txt_disallows_everything(server, fetcher, status
     assert server.paths() == ["/robots.txt"]
 
 
-def test_unreachable_host_is_disallowed_without_a_page_request(fetcher):
+def test_unreachable_host_is_a_connection_error_without_a_page_request(fetcher):
+    """RFC 9309 §2.3.1.4: no robots.txt answer, so the page is not fetched; but
+    the error names what failed (the connection), not a robots.txt verdict."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     result = fetcher.fetch(f"http://127.0.0.1:{port}/page")
-    assert result.error == "robots: robots.txt unreachable (connection: refused)"
+    assert result.error == "connection: refused"
+    assert (result.status, result.final_url, result.attempts) == (0, "", 1)
+
+
+def test_robots_txt_closed_without_answer_is_the_pages_connection_error(server, fetcher):
+    """The server takes the robots.txt request and hangs up: the page gets that
+    connection error (not a robots verdict) and is still never requested."""
+    server.routes["/robots.txt"] = lambda handler: setattr(handler, "close_connection", True)
+    server.routes["/page"] = page("<html>ok</html>")
+    result = fetcher.fetch(server.url("/page"))
+    assert result.error in ("connection: closed without a response", "connection: reset by peer")
+    assert server.paths() == ["/robots.txt"]
+
+
+def test_robots_txt_answering_5xx_is_still_a_robots_error(server, fetcher):
+    server.routes["/robots.txt"] = page("busy", "text/plain", status=503)
+    assert fetcher.fetch(server.url("/page")).error == "robots: robots.txt unreachable (http 503)"
 
 
 def test_disallowed_page_is_never_requested(server, fetcher):
