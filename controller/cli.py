@@ -24,7 +24,7 @@ from click.core import ParameterSource
 from controller.configfile import InputError, read_config, read_seed_file, settings_as_toml
 from controller.config import (CONTENT_DEDUP_MODES, DEFAULT_USER_AGENT, MAX_SIMHASH_DISTANCE,
                                ORDER_NAMES, TEXT_MODES, VERSION, ConfigError, CrawlConfig,
-                               default_processes)
+                               ca_bundle_problem, default_processes)
 from controller.engine import Crawl
 from controller.localfailure import EXIT_LOCAL, LocalFailureError
 from controller.resume import (MUST_MATCH, SETTINGS_FILE, STATE_DIR, WARC_FILE, missing_secrets,
@@ -35,6 +35,8 @@ from controller.readers.html import render_html
 from controller.readers.report import (FORMATS, TOP_LINKS, ReportError, build_report, level_table,
                                render_report, summary_lines)
 from controller.store import OutputError
+from getpage.proxies import ProxyRules
+from getpage.transport import CA_BUNDLE_VARIABLES, tls_verification
 from textfilter import EXTRACTORS
 from urlfilter import SEEN_ALGORITHMS
 
@@ -304,6 +306,25 @@ def refuse_missing_secrets(saved: dict, config: CrawlConfig) -> None:
         raise click.UsageError(missing)
 
 
+# Which way requests go and whom they trust: proxies and TLS (getpage/proxies.py).
+PROXY_TLS_OPTIONS = [
+    click.option("--proxy", default="", metavar="URL",
+                 help="Send every request (robots.txt and sitemaps too) through this http:// proxy, "
+                      "http://[USER:PASSWORD@]HOST:PORT, instead of the one http_proxy / "
+                      "https_proxy / ALL_PROXY name; NO_PROXY still exempts hosts, as in curl; "
+                      "https:// URLs go through it with CONNECT. Politeness stays per target "
+                      "host; a shared crawl's workers each use their own (crawler worker "
+                      "--proxy). The password is never saved."),
+    click.option("--no-proxy", is_flag=True,
+                 help="Ignore the proxy variables of the environment: connect directly."),
+    click.option("--ca-certificate", default="", metavar="FILE",
+                 help="Trust the CAs in this PEM file instead of the usual ones (default: "
+                      "certifi's, or the bundle REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE or "
+                      "SSL_CERT_FILE names)."),
+    click.option("--no-check-certificate", is_flag=True,
+                 help="Do not verify TLS certificates (a server's identity is then unchecked)."),
+]
+
 # How `crawl --help` groups the options: a title, then the options' lists.
 # One crawl, many workers: the shared state in Redis (controller/shared.py).
 SHARED_OPTIONS = [
@@ -323,7 +344,8 @@ SHARED_OPTIONS = [
 
 OPTION_GROUPS = (("Input and output", None), ("Limits", LIMIT_OPTIONS),
                  ("Fetching and politeness", FETCH_OPTIONS),
-                 ("Headers, cookies and login", SECRET_OPTIONS), ("Scope and traps", SCOPE_OPTIONS),
+                 ("Headers, cookies and login", SECRET_OPTIONS),
+                 ("Proxies and TLS", PROXY_TLS_OPTIONS), ("Scope and traps", SCOPE_OPTIONS),
                  ("Content", CONTENT_OPTIONS), ("Crawl order", ORDER_OPTIONS),
                  ("Dedup, reader, display", PARSE_OPTIONS), ("Distributed (Redis)", SHARED_OPTIONS))
 
@@ -331,8 +353,9 @@ OPTION_GROUPS = (("Input and output", None), ("Limits", LIMIT_OPTIONS),
 def crawl_options(func):
     """The options of `crawl`, each with its unit and default (`--help` lists
     them in this order, in OPTION_GROUPS)."""
-    for option in reversed(LIMIT_OPTIONS + FETCH_OPTIONS + SECRET_OPTIONS + SCOPE_OPTIONS
-                           + CONTENT_OPTIONS + ORDER_OPTIONS + PARSE_OPTIONS + SHARED_OPTIONS):
+    for option in reversed(LIMIT_OPTIONS + FETCH_OPTIONS + SECRET_OPTIONS + PROXY_TLS_OPTIONS
+                           + SCOPE_OPTIONS + CONTENT_OPTIONS + ORDER_OPTIONS + PARSE_OPTIONS
+                           + SHARED_OPTIONS):
         func = option(func)
     return func
 
@@ -577,6 +600,7 @@ def run_crawl(config: CrawlConfig, expected=None, *, resume=False, overwrite=Fal
     With ``shared_crawl``, as worker ``shared_id`` of a crawl in Redis;
     ``before_run`` runs once the output directory is known to be usable."""
     from controller.shared import Shared
+    proxies = _proxy_line(config)   # before anything is written: a bad variable is a usage error
     progress = Progress() if config.progress else None
     shared = Shared(shared_crawl, shared_id) if shared_crawl is not None else None
     try:
@@ -594,6 +618,8 @@ def run_crawl(config: CrawlConfig, expected=None, *, resume=False, overwrite=Fal
         before_run()
     if progress:
         progress.echo(in_force(config))
+        if proxies:
+            progress.echo(proxies)
     try:
         with stop_signals(crawl, progress):
             stats = crawl.run()
@@ -605,6 +631,22 @@ def run_crawl(config: CrawlConfig, expected=None, *, resume=False, overwrite=Fal
     for line in summary_lines(stats, config.out):
         say(line)
     return stats
+
+
+def _proxy_line(config: CrawlConfig) -> str:
+    """The proxies this process will use, in one line ("" for none); a proxy
+    or CA bundle variable of the environment that cannot be used is a usage
+    error (the Fetcher reads the same environment)."""
+    try:
+        rules = ProxyRules.resolve(config.proxy, config.no_proxy, os.environ)
+    except ValueError as exc:
+        raise click.UsageError(f"{exc} (or --no-proxy to ignore the proxy variables)") from None
+    if not config.ca_certificate and not config.no_check_certificate:
+        bundle = tls_verification(True, "", os.environ)
+        if isinstance(bundle, str) and (problem := ca_bundle_problem(bundle)):
+            names = "/".join(CA_BUNDLE_VARIABLES)
+            raise click.UsageError(f"the CA bundle of the environment ({names}): {problem}")
+    return rules.describe()
 
 
 @contextmanager
@@ -865,7 +907,8 @@ def demo(out, port, max_depth, workers, delay, dedup, content_dedup, warc, ignor
         config = CrawlConfig(seeds=(server.url,), out=out, max_depth=max_depth, max_pages=0,
                              workers=workers, per_host=workers, delay=delay, dedup=dedup,
                              content_dedup=content_dedup, warc=warc,
-                             obey_robots=not ignore_robots, progress=not quiet)
+                             obey_robots=not ignore_robots, progress=not quiet,
+                             no_proxy=True)   # the demo site is on this machine
         stats = run_crawl(config, expected, overwrite=True)   # the demo's own directory
     got = [(row["urls"], row["pages"]) for row in stats["levels"]]
     if stats["stop_reason"] in EXIT_FOR_STOP or stats.get("local_failure"):
@@ -920,14 +963,22 @@ def serve_demo(port, site_name) -> None:
               help="Stable name of this worker (default: host name and --out): a restarted "
                    "worker with the same id gives back what it held at once.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
+@click.option("--proxy", default="", metavar="URL",
+              help="This worker's proxy (as for crawl; default: its own environment's).")
+@click.option("--no-proxy", is_flag=True, help="Ignore this worker's proxy variables.")
+@click.option("--ca-certificate", default="", metavar="FILE",
+              help="Trust the CAs in this PEM file on this worker.")
+@click.option("--no-check-certificate", is_flag=True,
+              help="Do not verify TLS certificates on this worker.")
 @secrets_again
 def worker(redis_url, crawl_id, out, workers, processes, worker_id, quiet, headers, http_password,
-           ask_password) -> None:
+           ask_password, **network) -> None:
     """Join a shared crawl in Redis and work on it until it is done.
 
     Every setting that decides which URLs the crawl has comes from Redis;
-    only the threads, processes and output directory are this worker's,
-    and its cookie jar. Redis holds no secret: a crawl started with
+    only the threads, processes, output directory, network (proxies, from
+    this worker's environment or --proxy, and TLS trust) and cookie jar are
+    this worker's. Redis holds no secret: a crawl started with
     --http-password or a secret --header needs them again here.
     Run it again with the same --out after a crash: it picks up its files.
 
@@ -946,7 +997,7 @@ def worker(redis_url, crawl_id, out, workers, processes, worker_id, quiet, heade
     secrets = secrets_given(settings, headers, http_password, ask_password)
     try:
         config = worker_config(settings, out, workers=workers, processes=processes,
-                               progress=not quiet, **secrets)
+                               progress=not quiet, **secrets, **network)
     except ConfigError as exc:
         raise click.UsageError(f"the settings in Redis cannot be used: {exc}") from None
     refuse_missing_secrets(settings, config)

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import os
 import re
+import ssl
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from getpage.cookies import load_cookie_file
 from getpage.headers import is_secret_header, parse_header
+from getpage.proxies import missing_password, parse_proxy, without_password
 from textfilter import EXTRACTORS
 from textfilter.extract import Extraction
 from textfilter.relevance import Topic
@@ -91,6 +93,12 @@ class CrawlConfig:
     retry_backoff: float = 0.5        # seconds; attempt n waits up to backoff * 2**n (full jitter)
     max_retry_after: float = 30.0     # seconds; a longer Retry-After gives up instead of waiting
     allow_private: bool = False       # follow links to private/loopback addresses even from public seeds
+    # Proxies and TLS (getpage/proxies.py): a password in ``proxy`` is a
+    # secret, never saved (controller/resume.py settings_of keeps the user).
+    proxy: str = field(default="", repr=False)  # --proxy URL for every scheme; "" = the environment's
+    no_proxy: bool = False            # ignore the proxy variables of the environment
+    ca_certificate: str = ""          # PEM file of the CAs to trust; "" = certifi's (or the environment's)
+    no_check_certificate: bool = False  # do not verify TLS certificates at all
     content_dedup: str = "exact"      # off | exact | near: which duplicate pages are recognised
     simhash_distance: int = 5         # Hamming distance at most this = near duplicate (see experiments/README.md)
     text_mode: str = "plain"          # plain: all visible text; main: the main content block only
@@ -129,6 +137,8 @@ class CrawlConfig:
         _check("topic", _topic_problem(self), named=True)
         _check("sitemap_urls", _sitemap_problem(self), named=True)
         _check("headers", _request_problem(self), named=True)
+        _check("proxy", _proxy_problem(self), named=True)
+        _check("ca_certificate", _ca_problem(self.ca_certificate))
         set_field(self, "seeds", _normalized_seeds(self))
 
 
@@ -348,9 +358,11 @@ def request_headers(config: CrawlConfig) -> tuple[tuple[str, str], ...]:
 
 def public_settings(settings: dict) -> dict:
     """``settings`` (a CrawlConfig as a dict) without its secrets: no
-    http_password, no header with a secret value; ``withheld`` names what
+    http_password, no proxy password, no header with a secret value; ``withheld`` names what
     was left out. Every file that holds settings is written from this."""
     public = {name: value for name, value in settings.items() if name != "http_password"}
+    if settings.get("proxy"):   # its password is asked for again (proxies.missing_password)
+        public["proxy"] = without_password(settings["proxy"])
     lines = settings.get("headers", ())
     secret = [line for line in lines if is_secret_header(line.partition(":")[0])]
     public["headers"] = [line for line in lines if line not in secret]
@@ -359,6 +371,36 @@ def public_settings(settings: dict) -> dict:
     if gone:
         public["withheld"] = gone
     return public
+def _proxy_problem(config: CrawlConfig) -> str:
+    """What is wrong with --proxy (and --no-proxy beside it); "" if nothing."""
+    if not config.proxy:
+        return ""
+    if config.no_proxy:
+        return "give --proxy URL or --no-proxy, not both"
+    try:
+        proxy = parse_proxy(config.proxy, "--proxy")
+    except ValueError as exc:
+        return str(exc)
+    if missing_password(config.proxy):
+        return (f"--proxy {config.proxy} names the user {proxy.username!r} but no password (a crawl "
+                f"never saves the proxy's password): give it again, --proxy "
+                f"{config.proxy.replace('@', ':PASSWORD@', 1)}")
+    return ""
+
+
+def ca_bundle_problem(path: str) -> str:
+    """What keeps ``path`` from being used as a CA bundle; "" if nothing."""
+    try:
+        ssl.create_default_context(cafile=path)
+    except OSError as exc:
+        return f"{path!r} cannot be read ({exc.strerror or exc}); give a PEM file of CA certificates"
+    except ssl.SSLError:
+        return f"{path!r} holds no PEM certificate; give a PEM file of CA certificates"
+    return ""
+
+
+def _ca_problem(path: str) -> str:
+    return ca_bundle_problem(path) if path else ""
 
 
 def _normalized_seeds(config: CrawlConfig) -> tuple[str, ...]:

@@ -19,8 +19,11 @@ from controller.resume import STATE_DIR, settings_of
 from getpage import host_key
 from urlfilter.traps import pattern_of
 
-# Settings that say how one worker runs, not which URLs the crawl has.
-WORKER_OWN = ("out", "workers", "processes", "progress")
+# Settings that say how one worker runs, not which URLs the crawl has. The
+# network ones too: each worker reaches the web from its own machine, with
+# its own proxy environment (a proxy's password never goes to Redis).
+WORKER_OWN = ("out", "workers", "processes", "progress",
+              "proxy", "no_proxy", "ca_certificate", "no_check_certificate")
 
 
 @dataclass(frozen=True)

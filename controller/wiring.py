@@ -118,7 +118,7 @@ def fetch_config(config: CrawlConfig) -> FetchConfig:
                        obey_robots=config.obey_robots, retries=config.retries,
                        retry_backoff=config.retry_backoff, max_retry_after=config.max_retry_after,
                        allowed_addresses=allowed_addresses(config), record_exchanges=config.warc,
-                       **identity_settings(config))
+                       **identity_settings(config), **proxy_and_tls(config))
 
 
 def identity_settings(config: CrawlConfig) -> dict:
@@ -128,6 +128,14 @@ def identity_settings(config: CrawlConfig) -> dict:
             "cookie_file": config.load_cookies, "http_user": config.http_user,
             "http_password": config.http_password, "auth_no_challenge": config.auth_no_challenge,
             "credential_origins": frozenset(origin_of(seed) for seed in config.seeds)}
+
+
+def proxy_and_tls(config: CrawlConfig) -> dict:
+    """The FetchConfig settings of --proxy, --no-proxy, --ca-certificate and
+    --no-check-certificate (the environment is read by the Fetcher)."""
+    return {"proxy": config.proxy, "no_proxy": config.no_proxy,
+            "ca_certificate": config.ca_certificate,
+            "check_certificate": not config.no_check_certificate}
 
 
 def allowed_addresses(config: CrawlConfig) -> frozenset[str]:

@@ -139,6 +139,18 @@ class AddressGuard:
         self._resolve = resolve
         self._classify = classify
 
+    def literal_refusal(self, host: str) -> str:
+        """The "blocked: ..." error for a host that is an IP address of a
+        category not allowed; "" for an allowed address or a name. For
+        requests through a proxy, which resolves names itself."""
+        try:
+            category = self._classify(host)
+        except ValueError:
+            return ""   # a name, not an address
+        if category in self.allowed:
+            return ""
+        return f"blocked: {host} is a {category} address"
+
     def addresses(self, host: str, port: int) -> list[str]:
         """The addresses a connection to ``host`` may use: all of them allowed.
 

@@ -31,11 +31,13 @@ are exactly what they are without recording.
 from __future__ import annotations
 
 import http.client
+import os
 import random
+import ssl
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from http import HTTPStatus
 from urllib.parse import urldefrag, urljoin
@@ -75,8 +77,9 @@ from .robots import (
     robots_url,
     rules_for_response,
 )
+from .proxies import ProxyRules
 from .sniff import SNIFF_BYTES, binary_bytes, binary_text, looks_like_html
-from .transport import Transport
+from .transport import Transport, tls_verification
 
 CHUNK_BYTES = 64 * 1024
 # Bodies of redirects and error pages up to this size are read and thrown
@@ -122,6 +125,14 @@ class FetchConfig:
     http_password: str = field(default="", repr=False)
     auth_no_challenge: bool = False          # True: Basic on every request to them, unasked
     credential_origins: frozenset[str] = frozenset()  # "scheme://host[:port]" that get credentials
+    # Proxies (getpage.proxies): this proxy URL for every scheme ("" = the
+    # environment's); no_proxy: ignore the environment, go direct.
+    proxy: str = field(default="", repr=False)   # may hold a password
+    no_proxy: bool = False
+    # TLS: trust the CAs in this PEM file ("" = certifi's, or a bundle the
+    # environment names, see transport.tls_verification); or verify nothing.
+    ca_certificate: str = ""
+    check_certificate: bool = True
 
     def __post_init__(self) -> None:
         product_token(self.user_agent)  # raises ValueError if there is none
@@ -222,7 +233,9 @@ class Fetcher:
     and the waits between retries; ``rng`` draws the backoff jitter.
     ``resolve(host, port)`` lists a host's addresses and ``classify(ip)``
     names an address's category (see ``addresses``); tests replace them to
-    map made-up names onto local addresses.
+    map made-up names onto local addresses. ``environ`` is where the proxy
+    variables and CA bundle variables are read, once, here (default:
+    ``os.environ``); a proxy URL that cannot be used raises ValueError.
     """
 
     def __init__(
@@ -237,6 +250,7 @@ class Fetcher:
         rng: random.Random | None = None,
         gate: PolitenessGate | None = None,
         robots_store=None,
+        environ: Mapping[str, str] | None = None,
     ) -> None:
         self._config = config
         self._redirect_check = redirect_check
@@ -244,8 +258,12 @@ class Fetcher:
         self._token = product_token(config.user_agent)
         self._html_types = frozenset(media.lower() for media in config.html_types)
         guard = AddressGuard(config.allowed_addresses, resolve, classify)
-        self._transport = Transport(config.user_agent, config.per_host, guard, config.timeout,
-                                    record=config.record_exchanges, identity=identity_of(config))
+        environ = os.environ if environ is None else environ
+        self._transport = Transport(
+            config.user_agent, config.per_host, guard, config.timeout,
+            record=config.record_exchanges, identity=identity_of(config),
+            proxies=ProxyRules.resolve(config.proxy, config.no_proxy, environ),
+            verify=tls_verification(config.check_certificate, config.ca_certificate, environ))
         self._session = self._transport.session  # owns the connection pools
         self._gate = gate or PolitenessGate(config.delay, config.per_host, clock=clock, sleep=sleep)
         self._robots = RobotsCache(self._load_robots, ttl=config.robots_ttl, clock=clock)
@@ -665,6 +683,9 @@ class Fetcher:
         # into ConnectTimeout or ConnectionError; a GET whose URL requests
         # prepared raises requests' own exceptions.
         reason = exc.reason if isinstance(exc, MaxRetryError) and exc.reason else exc
+        if isinstance(reason, urllib3.exceptions.ProxyError) or isinstance(
+                exc, requests.exceptions.ProxyError):
+            return f"connection: {_proxy_cause(exc)}"
         if isinstance(exc, requests.ConnectTimeout) or (
                 isinstance(reason, ConnectTimeoutError) and not isinstance(reason, NewConnectionError)):
             return f"timeout: connect {timeout:g}s"
@@ -997,10 +1018,32 @@ _CAUSES: tuple[tuple[type[BaseException], str], ...] = (
 def _root_cause(exc: BaseException) -> str:
     """A short name for what went wrong under the wrappers of requests and urllib3."""
     for cause in _causes(exc):
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            # OpenSSL's reason: "self-signed certificate", "unable to get local
+            # issuer certificate", "Hostname mismatch, ..."
+            reason = cause.verify_message or cause.reason or "unknown reason"
+            return f"certificate verify failed: {reason}"
+    for cause in _causes(exc):
         for kind, name in _CAUSES:
             if isinstance(cause, kind):
                 return name
     return str(exc)[:200] or type(exc).__name__
+
+
+def _proxy_cause(exc: BaseException) -> str:
+    """What went wrong with the proxy, in words that never hold its URL (nor
+    the password in it): it could not be reached, or it refused the tunnel."""
+    for cause in _causes(exc):
+        text = str(cause) if type(cause) is OSError else ""
+        if text.startswith("Tunnel connection failed: "):
+            return f"proxy refused the CONNECT tunnel ({text.removeprefix('Tunnel connection failed: ')})"
+    for cause in _causes(exc):
+        for kind, name in _CAUSES:
+            if isinstance(cause, kind):
+                return f"proxy unreachable ({name})"
+    if any(isinstance(cause, (TimeoutError, socket.timeout)) for cause in _causes(exc)):
+        return "proxy unreachable (timed out)"
+    return "proxy failed"
 
 
 def _causes(exc: BaseException) -> Iterator[BaseException]:

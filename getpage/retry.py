@@ -6,7 +6,7 @@ jitter, and the reading of a server's Retry-After header (RFC 9110
 
 Transient: a connection that was refused, reset or closed early, a
 timeout, HTTP 429 and every 5xx. Not transient: a host name that does not
-resolve, a TLS failure or a body in a broken content encoding (trying
+resolve, a TLS failure (a certificate that cannot be verified among them) or a body in a broken content encoding (trying
 again gives the same answer), every other 4xx, and every refusal made on
 this side (robots, redirects, size caps, blocked addresses, garbage).
 """
@@ -23,6 +23,8 @@ NOT_TRANSIENT = frozenset({
     "connection: TLS failure",
     "connection: bad content encoding",
 })
+# ... and those that say why after this start.
+NOT_TRANSIENT_STARTS = ("connection: certificate verify failed",)
 # Statuses whose Retry-After says when to come back (RFC 9110 §10.2.3).
 RETRY_AFTER_STATUSES = frozenset({429, 503})
 
@@ -34,7 +36,7 @@ def is_transient(error: str, status: int) -> bool:
     if kind == "timeout":
         return True
     if kind == "connection":
-        return error not in NOT_TRANSIENT
+        return error not in NOT_TRANSIENT and not error.startswith(NOT_TRANSIENT_STARTS)
     if kind == "http":
         return status == 429 or status >= 500
     return False

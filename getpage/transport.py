@@ -1,9 +1,10 @@
 """The HTTP transport: GETs over a ``requests.Session`` whose connections go
 only where the ``AddressGuard`` allows.
 
-Owns the session's settings (no proxies from the environment, no cookies
-of its own: a crawl's cookies are its ``identity``'s, headers, connection
-pools), the one place where a TCP connection is opened
+Owns the session's settings (no proxies from requests' own reading of the
+environment, no cookies of its own: a crawl's cookies are its ``identity``'s,
+headers, TLS verification, connection pools), the one place where a TCP
+connection is opened
 (``_GuardedConnection._new_conn``), and ``Transport.get``, the one place a
 request is sent.
 
@@ -33,6 +34,17 @@ return the same thing: urllib3's streaming response. Neither goes through
 redirects are not followed; the Fetcher follows redirects itself and reads
 at most a small body of one.
 
+Proxies (``proxies``, getpage.proxies): an origin that goes through a proxy
+gets its pool from a urllib3 ProxyManager for that proxy, as requests'
+adapter makes it (``proxy_manager_for``): http:// URLs go in absolute form
+over connections to the proxy (one pool for all of them), https:// URLs
+through a CONNECT tunnel per target host, TLS and its certificate check
+end to end. Which proxy an origin uses is decided once, with its pool key,
+so a request pays nothing for it. The address guard does not vet the
+proxy (the user named it; it is often on the LAN or on loopback), and the
+proxy, not this machine, resolves the target's name: through a proxy the
+guard can only refuse URLs whose host is an IP address it does not allow.
+
 Recording (``record=True``, for WARC output): the connections remember the
 request head as urllib3 and http.client write it (``putrequest`` and
 ``putheader``, so the Host and any header the libraries add are included),
@@ -46,6 +58,7 @@ import http.cookiejar
 import os
 import re
 import socket
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -59,7 +72,8 @@ from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConn
 from urllib3.util import SKIP_HEADER
 from urllib3.util.connection import create_connection
 
-from .addresses import AddressGuard, url_authority
+from .addresses import AddressGuard, BlockedAddress, url_authority
+from .proxies import Proxy, ProxyRules
 from .result import SentRequest
 
 if TYPE_CHECKING:
@@ -69,6 +83,14 @@ ACCEPT = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"
 # How many (scheme, host, port, TLS settings) a Transport remembers the
 # connection pool key of; past that it forgets them all and starts again.
 MAX_POOL_KEYS = 512
+# Connections kept to one proxy: every fetch thread (256 at most) may have a
+# request in flight through it, and past the pool's size urllib3 would drop
+# each returned connection (and log a warning for each).
+PROXY_CONNECTIONS = 256
+# Where a CA bundle may come from besides --ca-certificate, in this order:
+# requests' own two variables, then OpenSSL's (curl reads it, and so does
+# wget through OpenSSL).
+CA_BUNDLE_VARIABLES = ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE")
 
 # A path and query that requests and urllib3 send as they are: RFC 3986
 # unreserved characters and sub-delims, ":", "@", "/", "?", and escapes in
@@ -89,12 +111,18 @@ class Transport:
     Thread-safe, as the session's pools are. ``session`` is the
     ``requests.Session`` that owns the pools; its ``verify`` and ``cert``
     are read on every request, its headers once, here. ``record``: keep
-    each request head for ``sent``.
+    each request head for ``sent``. ``proxies``: which origins go through
+    which proxy (default: none). ``verify``: the session's TLS verification
+    (True: certifi's CAs, a path: that CA bundle, False: none).
     """
 
     def __init__(self, user_agent: str, per_host: int, guard: AddressGuard, timeout: float,
-                 *, record: bool = False, identity: Identity | None = None) -> None:
+                 *, record: bool = False, identity: Identity | None = None,
+                 proxies: ProxyRules | None = None, verify: bool | str = True) -> None:
         self.session = new_session(user_agent, per_host, guard, record=record)
+        self.session.verify = verify
+        self._guard = guard
+        self._proxies = proxies or ProxyRules.direct()
         self._identity = identity
         if identity is not None:
             self.session.headers.update(identity.everywhere)
@@ -102,7 +130,7 @@ class Transport:
         self._headers = dict(self.session.headers)
         self._timeout = (timeout, timeout)
         self._pool_timeout = urllib3.Timeout(connect=timeout, read=timeout)
-        self._pool_keys: dict[tuple, tuple[tuple, dict[str, object]]] = {}
+        self._pool_keys: dict[tuple, _Route] = {}
 
     def get(self, url: str, headers: dict[str, str] | None = None) -> urllib3.BaseHTTPResponse:
         """GET ``url`` (absolute http(s), no fragment) with the session's
@@ -124,7 +152,9 @@ class Transport:
         target = wire_target(url)
         if target is None:
             return self._prepared_get(url, headers)
-        pool = self._pool(url)
+        pool, absolute = self._pool(url)
+        if absolute:   # to a proxy: the request target is the whole URL
+            target = _absolute_form(url, target)
         # The arguments requests' HTTPAdapter.send passes for a GET.
         sent = self._headers if headers is None else {**self._headers, **headers}
         return pool.urlopen("GET", target, body=None, headers=sent, redirect=False,
@@ -160,24 +190,40 @@ class Transport:
         request = session.prepare_request(requests.Request("GET", url, headers=headers))
         response = self._adapter.send(request, stream=True, timeout=self._timeout,
                                       verify=session.verify, cert=session.cert,
-                                      proxies=session.proxies)
+                                      proxies=self._proxies_for(url))
         return response.raw
 
-    def _pool(self, url: str) -> urllib3.connectionpool.HTTPConnectionPool:
-        """The pool ``Session.get`` would use for this URL, configured the way it would be."""
+    def _proxies_for(self, url: str) -> dict[str, str]:
+        """The ``proxies`` argument of requests' adapter for ``url`` (rare
+        URLs only: not remembered)."""
+        scheme, host, _ = url_authority(url)
+        proxy = self._proxies.for_origin(scheme, host)
+        if proxy is None:
+            return {}
+        if refusal := self._guard.literal_refusal(host):
+            raise BlockedAddress(refusal)
+        return {scheme: proxy.url_with_credentials}
+
+    def _pool(self, url: str) -> tuple[urllib3.connectionpool.HTTPConnectionPool, bool]:
+        """The pool ``Session.get`` would use for this URL (with this
+        Transport's proxies), configured the way it would be; and whether
+        the request target must be the absolute URL (a proxy's pool)."""
         verify, cert = self.session.verify, self.session.cert
         scheme, host, port = url_authority(url)
-        key, context = self._pool_key((scheme, host, port, verify, cert))
+        route = self._pool_key((scheme, host, port, verify, cert))
+        if route.refusal:
+            raise BlockedAddress(route.refusal)
         # A copy: the pool manager consumes the context when it makes a pool.
-        pool = self._adapter.poolmanager.connection_from_pool_key(key, request_context=dict(context))
+        pool = route.manager.connection_from_pool_key(route.key, request_context=dict(route.context))
         if scheme == "https":
             self._adapter.cert_verify(pool, url, verify, cert)
-        return pool
+        return pool, route.absolute
 
-    def _pool_key(self, where: tuple) -> tuple[tuple, dict[str, object]]:
-        """The pool manager's key and pool settings for ``where`` = (scheme,
+    def _pool_key(self, where: tuple) -> _Route:
+        """The pool manager, its key and pool settings for ``where`` = (scheme,
         host, port, verify, cert), as its ``connection_from_host`` computes
-        them for the arguments requests' adapter passes.
+        them for the arguments requests' adapter passes; the proxy decision
+        is made here, with them.
 
         Remembered, because computing a key costs several times the lookup
         it serves; at most MAX_POOL_KEYS are kept.
@@ -185,14 +231,62 @@ class Transport:
         known = self._pool_keys.get(where)
         if known is None:
             scheme, host, port, verify, cert = where
-            manager = self._adapter.poolmanager
+            port = port if port is not None else port_by_scheme.get(scheme, 80)
+            proxy = self._proxies.for_origin(scheme, host)
+            manager, at = self._adapter.poolmanager, (scheme, host, port)
+            if proxy is not None:
+                manager = self._adapter.proxy_manager_for(proxy.url_with_credentials)
+                if scheme == "http":   # ProxyManager.connection_from_host: the proxy's pool
+                    at = ("http", proxy.host, proxy.port)
             context = {**manager.connection_pool_kw, **_tls_settings(verify, cert),
-                       "scheme": scheme, "host": host,
-                       "port": port if port is not None else port_by_scheme.get(scheme, 80)}
+                       "scheme": at[0], "host": at[1], "port": at[2]}
+            refusal = self._guard.literal_refusal(host) if proxy is not None else ""
             if len(self._pool_keys) >= MAX_POOL_KEYS:
                 self._pool_keys.clear()
-            known = self._pool_keys[where] = (manager.key_fn_by_scheme[scheme](context), context)
+            known = self._pool_keys[where] = _Route(
+                manager.key_fn_by_scheme[at[0]](context), context, manager,
+                absolute=proxy is not None and scheme == "http", refusal=refusal, proxy=proxy)
         return known
+
+    def proxy_of(self, url: str) -> Proxy | None:
+        """The proxy requests to ``url`` go through (None: direct)."""
+        scheme, host, _ = url_authority(url)
+        return self._proxies.for_origin(scheme, host)
+
+
+class _Route:
+    """How requests to one origin go: the pool manager, the pool's key and
+    settings, whether the request target is the absolute URL (through a
+    proxy), and why the guard refuses the origin ("" if it does not)."""
+
+    __slots__ = ("key", "context", "manager", "absolute", "refusal", "proxy")
+
+    def __init__(self, key: tuple, context: dict[str, object], manager: urllib3.PoolManager, *,
+                 absolute: bool = False, refusal: str = "", proxy: Proxy | None = None) -> None:
+        self.key, self.context, self.manager = key, context, manager
+        self.absolute, self.refusal, self.proxy = absolute, refusal, proxy
+
+
+def _absolute_form(url: str, target: str) -> str:
+    """The request target for a proxy (RFC 9112 §3.2.2): scheme, authority,
+    then the path and query in wire form."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}{target}"
+
+
+def tls_verification(check_certificate: bool, ca_certificate: str,
+                     environ: Mapping[str, str]) -> bool | str:
+    """What the session verifies TLS certificates with: False (not at all),
+    a CA bundle's path (``--ca-certificate``, else the first of
+    CA_BUNDLE_VARIABLES set in ``environ``), or True (certifi's CAs)."""
+    if not check_certificate:
+        return False
+    if ca_certificate:
+        return ca_certificate
+    for name in CA_BUNDLE_VARIABLES:
+        if environ.get(name):
+            return environ[name]
+    return True
 
 
 def wire_target(url: str) -> str | None:
@@ -231,9 +325,9 @@ def new_session(user_agent: str, per_host: int, guard: AddressGuard, *,
     its request heads if ``record``)."""
     session = requests.Session()
     # Without this, every request looks up proxy settings and .netrc in the
-    # environment: about a third of requests' CPU time per GET, for nothing
-    # on a crawler that is configured explicitly. A proxy would also
-    # resolve names itself, out of the guard's reach.
+    # environment: about a third of requests' CPU time per GET. The proxy
+    # variables are read once instead (getpage.proxies), by curl's rules
+    # rather than requests' (which also ask the OS and bypass some hosts).
     session.trust_env = False
     # The crawl's cookies are its Identity's, added per request on both ways
     # of sending; the session's own jar stays empty so it never adds others.
@@ -318,6 +412,8 @@ class _RecordingConnection:
         super().putheader(header, *values)  # type: ignore[misc]
         if SKIP_HEADER in values:
             return  # urllib3 sent nothing for this header
+        if _text(header).lower() == "proxy-authorization":
+            return  # the proxy's password: never written to a record
         self._sent_headers.append((_text(header), "\r\n\t".join(_text(v) for v in values)))
 
     def endheaders(self, *args: object, **kwargs: object) -> None:
@@ -336,15 +432,20 @@ def _text(value: object) -> str:
     return str(value)
 
 
-def _pool_classes(guard: AddressGuard,
+def _pool_classes(guard: AddressGuard | None,
                   record: bool = False) -> dict[str, type[urllib3.connectionpool.HTTPConnectionPool]]:
     """urllib3 pool classes for http and https whose connections use ``guard``
-    (and remember their request heads if ``record``).
+    (none: connections to a proxy) and remember their request heads if
+    ``record``.
 
     Classes rather than constructor arguments, because urllib3's pool
     manager refuses keyword arguments it does not know.
     """
-    mixins: tuple[type, ...] = (_RecordingConnection, _GuardedConnection) if record else (_GuardedConnection,)
+    mixins: tuple[type, ...] = ((_RecordingConnection,) if record else ()) + \
+        ((_GuardedConnection,) if guard is not None else ())
+    if not mixins:
+        return {"http": urllib3.connectionpool.HTTPConnectionPool,
+                "https": urllib3.connectionpool.HTTPSConnectionPool}
     http_connection = type("GuardedHTTPConnection",
                            (*mixins, urllib3.connection.HTTPConnection), {"guard": guard})
     https_connection = type("GuardedHTTPSConnection",
@@ -360,8 +461,23 @@ def _pool_classes(guard: AddressGuard,
 class _GuardedAdapter(HTTPAdapter):
     def __init__(self, guard: AddressGuard, record: bool, **kwargs) -> None:
         self._pool_classes = _pool_classes(guard, record)
+        self._proxied_pool_classes = _pool_classes(None, record)
         super().__init__(**kwargs)
 
     def init_poolmanager(self, *args, **kwargs) -> None:
         super().init_poolmanager(*args, **kwargs)
         self.poolmanager.pool_classes_by_scheme = self._pool_classes
+
+    def proxy_manager_for(self, proxy: str, **proxy_kwargs) -> urllib3.ProxyManager:
+        """requests' ProxyManager for ``proxy`` (a URL, with credentials if
+        any), with connections that record but are not guarded, and room for
+        every fetch thread's connection to the proxy."""
+        manager = self.proxy_manager.get(proxy)
+        if manager is None:
+            manager = urllib3.ProxyManager(proxy, proxy_headers=self.proxy_headers(proxy),
+                                           num_pools=self._pool_connections,
+                                           maxsize=max(self._pool_maxsize, PROXY_CONNECTIONS),
+                                           block=self._pool_block, **proxy_kwargs)
+            manager.pool_classes_by_scheme = self._proxied_pool_classes
+            self.proxy_manager[proxy] = manager
+        return manager

@@ -892,7 +892,8 @@ def test_tls_checks_the_host_name_while_connecting_to_the_checked_address(tls_se
     if ok:
         assert result.ok and result.text == HTML
     else:
-        assert result.error == "connection: TLS failure"
+        assert result.error == ("connection: certificate verify failed: Hostname mismatch, "
+                                "certificate is not valid for 'wrong.test'.")
 
 
 def test_tls_connections_are_shared_by_both_ways_of_sending(tls_server):
