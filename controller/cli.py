@@ -706,8 +706,8 @@ def failure(stats: dict) -> str | None:
                 f"recorded: crawler crawl --out {out} --resume fetches them")
     if stats["seeds_failed"] and len(stats["seeds_failed"]) == stats["levels"][0]["urls"]:
         first = stats["seeds_failed"][0]
-        return (f"every seed failed ({first['url']}: {first['error']}); check the URL and that "
-                f"the server is up (index.csv has each seed's error)")
+        return (f"every seed failed ({first['url']}: {first['error']}); "
+                f"{_seed_failure_hint(first['error'])} (index.csv has each seed's error)")
     return None
 
 
@@ -722,6 +722,16 @@ def nothing_to_resume(stats: dict, out: Path) -> str:
 class LocalFailureExit(click.ClickException):
     """This machine could not write the crawl's files: one line, exit 3."""
     exit_code = EXIT_LOCAL
+
+
+def _seed_failure_hint(error: str) -> str:
+    """What to check after every seed failed with ``error``."""
+    if "certificate verify failed" in error:
+        return ("to trust the server's CA give --ca-certificate FILE (or --no-check-certificate "
+                "to skip the check)")
+    if "proxy" in error.partition(":")[2]:
+        return "check the proxy (--proxy, http_proxy, https_proxy; --no-proxy to go direct)"
+    return "check the URL and that the server is up"
 
 
 def _exit_for(stats: dict) -> None:

@@ -392,10 +392,10 @@ def ca_bundle_problem(path: str) -> str:
     """What keeps ``path`` from being used as a CA bundle; "" if nothing."""
     try:
         ssl.create_default_context(cafile=path)
+    except ssl.SSLError:   # an OSError too: first
+        return f"{path!r} holds no PEM certificate; give a PEM file of CA certificates"
     except OSError as exc:
         return f"{path!r} cannot be read ({exc.strerror or exc}); give a PEM file of CA certificates"
-    except ssl.SSLError:
-        return f"{path!r} holds no PEM certificate; give a PEM file of CA certificates"
     return ""
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -123,18 +124,23 @@ class HttpServer:
     Bound on construction, so url is known before start(). Use as a context
     manager, or start()/stop(), or serve_forever() for a foreground server.
     A handler that raises gets a 500 sent and the exception kept in errors.
+    With ``tls`` (a server-side SSLContext holding a certificate) it serves
+    https:// (the handshake happens as a connection is accepted).
     """
 
-    def __init__(self, handler: Handler, host: str = "127.0.0.1", port: int = 0):
+    def __init__(self, handler: Handler, host: str = "127.0.0.1", port: int = 0,
+                 tls: ssl.SSLContext | None = None):
         self.handler = handler
         self.request_log = RequestLog()
         self.errors: list[BaseException] = []
         self._server = _ThreadedServer((host, port), self)
+        if tls is not None:
+            self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
         self._thread: threading.Thread | None = None
         self._serving = threading.Event()
         bound_host, bound_port = self._server.server_address[:2]
         self.address = f"{bound_host}:{bound_port}"
-        self.url = f"http://{self.address}/"
+        self.url = f"{'https' if tls else 'http'}://{self.address}/"
 
     @property
     def requests(self) -> list[RequestRecord]:

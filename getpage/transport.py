@@ -396,7 +396,7 @@ class _RecordingConnection:
     wire. The finished head is ``sent_request``.
     """
 
-    address: str
+    address = ""   # a guarded connection sets it; through a proxy it stays unknown
     _http_vsn_str: str
     sent_request: SentRequest | None = None
 

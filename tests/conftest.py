@@ -55,3 +55,60 @@ def redis_server(tmp_path):
     from redisserver import RedisServer
     with RedisServer(tmp_path / "redis-data") as server:
         yield server
+
+
+# What the crawler reads from the environment about the network: the
+# machine's own values must not reach the tests (a developer behind a proxy
+# would send every test crawl of 127.0.0.1 to it). Tests that want them set
+# them explicitly, for a subprocess (tests/test_proxy_crawl.py).
+NETWORK_VARIABLES = ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy",
+                     "ALL_PROXY", "no_proxy", "NO_PROXY", "REQUEST_METHOD",
+                     "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_network_variables_of_this_machine():
+    with pytest.MonkeyPatch.context() as patch:
+        for name in NETWORK_VARIABLES:
+            patch.delenv(name, raising=False)
+        yield
+
+
+@pytest.fixture
+def tinyproxy(tmp_path):
+    """A real forward proxy (Debian's tinyproxy) on an ephemeral loopback port,
+    logging every request it receives (tests/proxyserver.py)."""
+    from proxyserver import TinyProxy
+    with TinyProxy(tmp_path / "tinyproxy") as proxy:
+        yield proxy
+
+
+@pytest.fixture(scope="session")
+def test_ca():
+    """A certificate authority of the tests' own (trustme), and a server
+    certificate it issued for 127.0.0.1 and localhost."""
+    trustme = pytest.importorskip("trustme")
+    ca = trustme.CA()
+    return ca, ca.issue_cert("127.0.0.1", "localhost")
+
+
+@pytest.fixture
+def tls_site(test_ca, tmp_path):
+    """serve(handler) over TLS with the test CA's certificate: yields (https
+    base URL, live request log, path of the CA's PEM file)."""
+    import ssl
+    from contextlib import contextmanager
+
+    from demosite.server import HttpServer
+
+    ca, certificate = test_ca
+    ca_file = tmp_path / "test-ca.pem"
+    ca.cert_pem.write_to_path(str(ca_file))
+
+    @contextmanager
+    def serving(handler):
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        certificate.configure_cert(context)
+        with HttpServer(handler, tls=context) as server:
+            yield server.url, server.request_log, ca_file
+    return serving
