@@ -526,6 +526,7 @@ def _saved_settings(ctx, out: Path, seeds, options: dict, from_file: set = froze
     if "cookies" in saved and default("no_cookies"):
         options["no_cookies"] = not saved["cookies"]
     options["headers"] = _saved_headers(saved, () if default("headers") else options["headers"])
+    _given_proxy_wins(options, default)
     return seeds or tuple(saved["seeds"]), options
 
 
@@ -550,6 +551,14 @@ def _saved_headers(saved: dict, given: tuple) -> tuple:
     kept = [line for line in saved.get("headers", [])
             if line.partition(":")[0].strip().lower() not in names]
     return (*kept, *given)
+
+
+def _given_proxy_wins(options: dict, default) -> None:
+    """--proxy or --no-proxy given now replaces the other one saved."""
+    if not default("proxy") and default("no_proxy"):
+        options["no_proxy"] = False
+    if not default("no_proxy") and default("proxy"):
+        options["proxy"] = ""
 
 
 def _refuse_order(order: str):

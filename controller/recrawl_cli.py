@@ -8,8 +8,9 @@ from pathlib import Path
 
 import click
 
-from controller.cli import (EXIT_FOR_STOP, Progress, make_config, refuse_missing_secrets, run_crawl,
-                            say, secrets_again, secrets_given, stop_signals)
+from controller.cli import (EXIT_FOR_STOP, PROXY_TLS_OPTIONS, Progress, make_config,
+                            refuse_missing_secrets, run_crawl, say, secrets_again, secrets_given,
+                            stop_signals)
 from controller.config import CrawlConfig
 from controller.revisits import OUTCOMES, RevisitPlan, Revisits
 from controller.visits import recrawl_state, save_state
@@ -41,8 +42,12 @@ DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhd]?)$")
                    "revisit it; 0 = no limit.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
 @secrets_again
+@PROXY_TLS_OPTIONS[0]
+@PROXY_TLS_OPTIONS[1]
+@PROXY_TLS_OPTIONS[2]
+@PROXY_TLS_OPTIONS[3]
 def recrawl(crawl_dir, policy, budget, max_rate, min_interval, max_interval, quiet,
-            **secrets) -> None:
+            **given) -> None:
     """Revisit the pages of the crawl in DIR with conditional GETs (the
     stored ETag and Last-Modified): a 304 or the same bytes is recorded as
     unchanged, new bytes are saved as the page's new version (every visit
@@ -57,7 +62,7 @@ def recrawl(crawl_dir, policy, budget, max_rate, min_interval, max_interval, qui
       crawler recrawl site --policy optimal --budget 2000/day --max-interval 30d
     """
     summary = recrawl_from(crawl_dir, policy, budget, max_rate, min_interval, max_interval, quiet,
-                           **secrets)
+                           **given)
     stopped = summary["stopped"] or summary.get("crawl_stopped", "")
     if stopped in EXIT_FOR_STOP:
         say(f"to go on with this recrawl: crawler recrawl {crawl_dir}", err=True)
@@ -65,16 +70,17 @@ def recrawl(crawl_dir, policy, budget, max_rate, min_interval, max_interval, qui
 
 
 def recrawl_from(crawl_dir, policy, budget, max_rate, min_interval, max_interval, quiet,
-                 headers=(), http_password="", ask_password=False) -> dict:
+                 headers=(), http_password="", ask_password=False, **network) -> dict:
     """One pass, as the command line asks it (the Python API's recrawl() comes
-    in here too): the pass's summary, with the crawl step's stop reason."""
+    in here too): the pass's summary, with the crawl step's stop reason.
+    ``network``: the proxy and TLS options given, which win over the crawl's."""
     how = RevisitPlan(policy, _budget(budget), _seconds(min_interval, "--min-interval"),
                       _seconds(max_interval, "--max-interval") or float("inf"),
                       max_rate / 86400 if max_rate else None)
     if how.min_interval > how.max_interval:
         raise click.UsageError("--min-interval is longer than --max-interval; give a smaller "
                                "--min-interval")
-    config = _config_of(crawl_dir, quiet, (headers, http_password, ask_password))
+    config = _config_of(crawl_dir, quiet, (headers, http_password, ask_password), network)
     summary = _revisit(config, how)
     if summary["stopped"]:
         return summary
@@ -115,9 +121,11 @@ def _close_pass(out: Path) -> None:
         save_state(out, state)
 
 
-def _config_of(out: Path, quiet: bool, secrets: tuple = ((), "", False)) -> CrawlConfig:
+def _config_of(out: Path, quiet: bool, secrets: tuple = ((), "", False),
+               network: dict | None = None) -> CrawlConfig:
     """The crawl's own settings (state/settings.json), as --resume reads them,
-    with ``secrets`` (headers, http_password, ask_password) given again."""
+    with ``secrets`` (headers, http_password, ask_password) given again; the
+    proxy and TLS options given in ``network`` win."""
     saved_file = out / STATE_DIR / SETTINGS_FILE
     if not (out / "index.csv").is_file() or not saved_file.is_file():
         raise click.UsageError(f"{out} holds no crawl (no index.csv or {STATE_DIR}/{SETTINGS_FILE}); "
@@ -136,6 +144,10 @@ def _config_of(out: Path, quiet: bool, secrets: tuple = ((), "", False)) -> Craw
     options["no_cookies"] = not options.pop("cookies", True)
     options.pop("withheld", None)
     options.update(secrets_given(saved, *secrets))
+    given = {name: value for name, value in (network or {}).items() if value}
+    if "proxy" in given or "no_proxy" in given:   # one given now replaces the other one saved
+        options.update(proxy="", no_proxy=False)
+    options.update(given)
     config = make_config(tuple(saved.get("seeds", ())), out, options)
     refuse_missing_secrets(saved, config)
     return config

@@ -277,3 +277,35 @@ def test_through_a_proxy_an_address_the_rule_forbids_is_never_asked_for(tinyprox
     assert [result.error for result in results] == ["blocked: 10.1.2.3 is a private address",
                                                     "blocked: 169.254.169.254 is a link-local address"]
     assert proxied(tinyproxy) == []
+
+
+# -- the shared crawl: each worker's own network ------------------------------------
+
+
+def test_a_shared_crawl_keeps_proxies_with_each_worker_and_no_password_in_redis(tmp_path, serve,
+                                                                               tinyproxy, redis_server):
+    """The first worker crawls through its --proxy (with a password); Redis gets
+    neither the password nor a proxy for the others: a worker that joins
+    uses its own environment, or its own --proxy."""
+    from controller.shared import shared_crawl, worker_config
+    out = tmp_path / "w1"
+    with serve(site) as (url, log):
+        proxy = tinyproxy.url.replace("http://", f"http://bob:{SECRET}@")
+        environ = {name: value for name, value in os.environ.items() if name not in NETWORK_VARIABLES}
+        first = subprocess.run([sys.executable, "-m", "controller", "crawl", url, "--redis",
+                                redis_server.url, "--crawl-id", "p", "--out", str(out),
+                                "--proxy", proxy, "--delay", "0", "--max-depth", "1", "--quiet"],
+                               capture_output=True, text=True, timeout=120, env=environ)
+    assert first.returncode == 0, first.stderr
+    assert len(proxied(tinyproxy)) == 4 and sorted(log.paths()) == ["/", "/a", "/b", "/robots.txt"]
+    client = redis_server.client()
+    stored = b"".join(client.dump(key) or b"" for key in client.keys("*"))
+    assert SECRET.encode() not in stored and SECRET.encode() not in every_byte_under(out)
+    settings = shared_crawl(redis_server.url, "p").settings()
+    joined = worker_config(settings, tmp_path / "w2", workers=2, processes=1, progress=False,
+                           proxy="", no_proxy=False, ca_certificate="", no_check_certificate=False)
+    assert (joined.proxy, joined.no_proxy) == ("", False)   # its own environment decides
+    own = worker_config(settings, tmp_path / "w3", workers=2, processes=1, progress=False,
+                        proxy="http://127.0.0.1:3128", no_proxy=False, ca_certificate="",
+                        no_check_certificate=False)
+    assert own.proxy == "http://127.0.0.1:3128"
