@@ -4,9 +4,8 @@ only where the ``AddressGuard`` allows.
 Owns the session's settings (no proxies from requests' own reading of the
 environment, no cookies of its own: a crawl's cookies are its ``identity``'s,
 headers, TLS verification, connection pools), the one place where a TCP
-connection is opened
-(``_GuardedConnection._new_conn``), and ``Transport.get``, the one place a
-request is sent.
+connection is opened (``_GuardedConnection._new_conn``), and ``Transport.get``,
+the one place a request is sent.
 
 The address guard: ``_new_conn`` asks the guard for the host's vetted
 addresses and connects to one of them, so the address that was checked is
@@ -247,11 +246,6 @@ class Transport:
                 manager.key_fn_by_scheme[at[0]](context), context, manager,
                 absolute=proxy is not None and scheme == "http", refusal=refusal, proxy=proxy)
         return known
-
-    def proxy_of(self, url: str) -> Proxy | None:
-        """The proxy requests to ``url`` go through (None: direct)."""
-        scheme, host, _ = url_authority(url)
-        return self._proxies.for_origin(scheme, host)
 
 
 class _Route:

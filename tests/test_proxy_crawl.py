@@ -309,3 +309,22 @@ def test_a_shared_crawl_keeps_proxies_with_each_worker_and_no_password_in_redis(
                         proxy="http://127.0.0.1:3128", no_proxy=False, ca_certificate="",
                         no_check_certificate=False)
     assert own.proxy == "http://127.0.0.1:3128"
+
+
+def test_a_proxy_refusing_the_tunnel_says_so_without_its_password(tmp_path, tls_site):
+    from getpage import FetchConfig, Fetcher
+    from proxyserver import TinyProxy
+    config = FetchConfig(user_agent="bfsbot/1.0", delay=0, retries=0, obey_robots=False,
+                         allowed_addresses={"public", "loopback"})
+    with TinyProxy(tmp_path / "authproxy", credentials=("alice", SECRET)) as proxy, \
+            tls_site(site) as (url, log, ca_file):
+        wrong = proxy.url.replace("http://", "http://alice:wrong-password@")
+        with Fetcher(config, environ={"https_proxy": wrong, "SSL_CERT_FILE": str(ca_file)}) as fetcher:
+            refused = fetcher.fetch(url)
+        right = proxy.url.replace("http://", f"http://alice:{SECRET}@")
+        with Fetcher(config, environ={"https_proxy": right, "SSL_CERT_FILE": str(ca_file)}) as fetcher:
+            accepted = fetcher.fetch(url)
+    # the proxy's own answer, as it gave it (tinyproxy says 401 to a wrong password)
+    assert refused.error == "connection: proxy refused the CONNECT tunnel (401 Unauthorized)"
+    assert SECRET not in refused.error and "wrong-password" not in refused.error
+    assert accepted.ok and accepted.body == PAGES["/"] and log.paths() == ["/"]
