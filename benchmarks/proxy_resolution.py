@@ -2,7 +2,7 @@
 origin, with the origin's connection pool key, so a request should pay
 nothing for it, proxy variables set or not.
 
-    .venv/bin/python -m benchmarks.proxy_resolution            # writes benchmarks/results/proxy-resolution.md
+    .venv/bin/python -m benchmarks.proxy_resolution            # results/proxy-resolution.md and RESULTS.md
     .venv/bin/python -m benchmarks.proxy_resolution --no-save  # prints it only
 
 Measured in CPU time (``time.process_time``) per call, no network:
@@ -120,11 +120,26 @@ def main(save: bool) -> None:
     text = report(measure())
     click.echo(text)
     if save:
-        from benchmarks.report import render_results
         RESULT.write_text(text, encoding="utf-8")
         results_md = RESULT.parent.parent / "RESULTS.md"
-        results_md.write_text(render_results(RESULT.parent), encoding="utf-8")
-        click.echo(f"wrote {RESULT} and rewrote {results_md}", err=True)
+        results_md.write_text(with_section(results_md.read_text(encoding="utf-8"), text),
+                              encoding="utf-8")
+        click.echo(f"wrote {RESULT} and its section of {results_md}", err=True)
+
+
+def with_section(document: str, section: str) -> str:
+    """``document`` with ``section`` (a "## " heading and its text) in place of
+    the section of the same heading, or at the end; the other sections stay
+    as they are."""
+    heading = section.splitlines()[0]
+    lines = document.splitlines(keepends=True)
+    starts = [n for n, line in enumerate(lines) if line.rstrip("\n") == heading]
+    if not starts:
+        return document.rstrip("\n") + "\n\n" + section
+    start = starts[0]
+    end = next((n for n in range(start + 1, len(lines)) if lines[n].startswith("## ")), len(lines))
+    tail = "\n" + "".join(lines[end:]) if end < len(lines) else ""
+    return "".join(lines[:start]) + section + tail
 
 
 if __name__ == "__main__":
