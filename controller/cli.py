@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 import signal
 import sys
 import threading

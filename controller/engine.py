@@ -54,7 +54,7 @@ from textfilter.duplicates import ContentVerdict
 from textfilter.fingerprint import body_md5
 from urlfilter.traps import pattern_of
 from urllist import QueuedUrl
-from urllist.journal import QueueJournal, Replay, replay
+from urllist.journal import PATTERNS_KEY, QueueJournal, Replay, replay
 
 NO_VERDICT = ContentVerdict(None, None, None)
 POLL_SECONDS = 0.25  # how often the loop looks at stop requests while waiting
@@ -229,7 +229,7 @@ class Crawl:
             listed = self._sitemap_urls() if self.config.sitemaps or self.config.sitemap_urls else []
             self._enqueue(self.config.seeds, level=0, parent_id=None)
             self._enqueue_listed(listed)
-            self.journal.skipped(None, dict(self.tally.skipped))
+            self.journal.skipped(None, dict(self.tally.skipped), dict(self.trap_cuts))
 
     def _sitemap_urls(self) -> list[str]:
         """The pages the sitemaps list (controller/sitemaps.py), read before
@@ -533,12 +533,13 @@ class Crawl:
                 return
             digest, verdict, new_count = settled
         else:
-            skipped_before = Counter(self.tally.skipped)
+            skipped_before, cuts_before = Counter(self.tally.skipped), Counter(self.trap_cuts)
             digest, verdict, new_count = self._commit_local(item, digest)
             # What this page did not queue, by reason: journaled before its
             # row, so that a resumed crawl counts it as if never interrupted.
             self.journal.skipped(item.id, dict((self.tally.skipped - skipped_before)
-                                               + Counter(digest.skipped)))
+                                               + Counter(digest.skipped)),
+                                 dict(self.trap_cuts - cuts_before))
         original = verdict.duplicate_of
         self.in_links.update(digest.links)   # every target, known yet or not: order-free
         error = result.error or digest.error
@@ -802,6 +803,8 @@ class Crawl:
             self.seen.add(url)
         for source, counts in journal.skipped:
             if source is None or source in done:
+                counts = dict(counts)
+                self.trap_cuts.update(counts.pop(PATTERNS_KEY, {}))
                 self.tally.skipped.update(counts)
         self._children_before = Counter(item.parent_id for item in journal.items
                                         if item.parent_id is not None and item.parent_id not in done)

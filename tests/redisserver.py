@@ -92,3 +92,14 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def wait_created(redis_url: str, procs, timeout=60, crawl_id: str = "t"):
+    """Until the first worker has stored crawl ``crawl_id`` in Redis (a
+    worker started before would find no such crawl)."""
+    client = redis.Redis.from_url(redis_url)
+    deadline = time.monotonic() + timeout
+    while not client.exists(f"crawl:{{{crawl_id}}}:state"):
+        assert all(p.poll() is None for p in procs), "the first worker ended too soon"
+        assert time.monotonic() < deadline
+        time.sleep(0.01)   # polling an observable condition, bounded by the deadline

@@ -18,7 +18,7 @@ from controller.config import CrawlConfig
 from controller.engine import Crawl
 from crawldir import rows_of
 from manyhosts import SERVER_SIDE, SITES, many_hosts, truth
-from redisserver import RedisServer
+from redisserver import RedisServer, wait_created
 from urllist.redisqueue import fingerprint
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -87,16 +87,6 @@ def wait_for(condition, procs, timeout=60):
         assert all(p.poll() is None for p in procs), "a worker ended too soon"
         assert time.monotonic() < deadline
         time.sleep(0.05)   # polling an observable condition, bounded by the deadline
-
-
-def wait_created(redis_url: str, procs, timeout=60):
-    """Until the first worker has stored the crawl in Redis."""
-    client = redis.Redis.from_url(redis_url)
-    deadline = time.monotonic() + timeout
-    while not client.exists("crawl:{t}:state"):
-        assert all(p.poll() is None for p in procs), "the first worker ended too soon"
-        assert time.monotonic() < deadline
-        time.sleep(0.01)   # polling an observable condition, bounded by the deadline
 
 
 def page_requests(logs):

@@ -23,6 +23,7 @@ from controller.config import CrawlConfig
 from controller.engine import Crawl
 from controller.readers.report import build_report, render_report, sections
 from demosite import Response
+from redisserver import wait_created
 
 STORIES = 40
 FINITE = ["/", "/events/", "/about/"] + [f"/news/{k}.html" for k in range(1, STORIES + 1)]
@@ -265,10 +266,12 @@ def test_a_shared_crawl_refuses_the_same_months_as_one_machine(serve, tmp_path, 
                                   redis_server.url, "--crawl-id", "cal", "--out", str(dirs[0]),
                                   "--max-depth", "0", "--max-pages", "0", "--delay", "0", "--quiet"],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_created(redis_server.url, [first], crawl_id="cal")
         second = crawler("worker", "--redis", redis_server.url, "--crawl-id", "cal", "--out",
                          str(dirs[1]), "--quiet", "--processes", "1")
         _, err = first.communicate(timeout=120)
         assert first.returncode == 0, err
+        assert second.returncode == 0, second.stderr
         requested = fetched_paths(log)
     months = {month_path(d) for d in range(-DEFAULT_DEPTH, DEFAULT_DEPTH + 1)}
     assert sorted(requested) == sorted(FINITE + list(months))
@@ -279,3 +282,28 @@ def test_a_shared_crawl_refuses_the_same_months_as_one_machine(serve, tmp_path, 
     host = url.split("/")[2]
     assert stats["skipped_links"]["pattern-depth"] == 2
     assert stats["stop_detail"].endswith(f"; trap guard: {host}/calendar/<n>/<n>/ 2 URLs not followed")
+
+
+def test_a_crawl_stopped_between_two_trap_refusals_keeps_the_uninterrupted_verdict(serve, tmp_path):
+    """The site has 64 pages; the two months at the guard's limit are the last
+    two processed, and each refuses one month. Stopped after 63 pages (one
+    refusal made) and resumed, the crawl names the trap with both refusals,
+    as the uninterrupted crawl does: each page's refusals by pattern are
+    journaled with it and counted again for the committed pages."""
+    out = tmp_path / "out"
+    with serve(calendar_site) as (url, _log):
+        host = url.split("/")[2]
+        first = crawler("crawl", url, "--out", str(out), "--max-depth", "0", "--max-pages", "63",
+                        "--delay", "0", "--workers", "1")
+        assert first.returncode == 0, first.stderr
+        stopped = json.loads((out / "stats.json").read_text())
+        assert stopped["stop_reason"] == "max-pages"
+        assert stopped["trap_patterns"] == {f"{host}/calendar/<n>/<n>/": 1}
+        again = crawler("crawl", url, "--out", str(out), "--max-depth", "0", "--max-pages", "0",
+                        "--delay", "0", "--resume")
+        assert again.returncode == 0, again.stderr
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["urls"] == len(FINITE) + 2 * DEFAULT_DEPTH + 1
+    assert stats["skipped_links"]["pattern-depth"] == 2
+    assert stats["trap_patterns"] == {f"{host}/calendar/<n>/<n>/": 2}
+    assert stats["stop_detail"] == f"queue-empty; trap guard: {host}/calendar/<n>/<n>/ 2 URLs not followed"

@@ -18,7 +18,8 @@ Lines, tab-separated (URLs are normalized, so they hold no tabs):
                                              that page's row was committed)
   K <source_id or -> <JSON object>           links not queued, by reason, while
                                              processing source_id (valid only if
-                                             its row was committed; - : the seeds)
+                                             its row was committed; - : the seeds);
+                                             "patterns": the trap guard's, by pattern
 """
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ from typing import Iterable
 from urllist.queued import QueuedUrl
 
 SYNC_SECONDS = 5.0
+PATTERNS_KEY = "patterns"   # in a K line: the trap guard's refusals by URL pattern
 
 
 @dataclass(frozen=True)
@@ -105,12 +107,15 @@ class QueueJournal:
     def seen(self, source_id: int, url: str) -> None:
         self._write(f"S\t{source_id}\t{url}\n")
 
-    def skipped(self, source_id: int | None, counts: dict[str, int]) -> None:
+    def skipped(self, source_id: int | None, counts: dict[str, int],
+                patterns: dict[str, int] | None = None) -> None:
         """What processing source_id (None: the seeds) did not queue, so that
-        a resumed crawl's counts are the uninterrupted crawl's."""
+        a resumed crawl's counts are the uninterrupted crawl's; ``patterns``:
+        the trap guard's refusals among them, by URL pattern."""
         if counts:
             source = "-" if source_id is None else source_id
-            self._write(f"K\t{source}\t{json.dumps(counts, separators=(',', ':'))}\n")
+            record = {**counts, PATTERNS_KEY: patterns} if patterns else counts
+            self._write(f"K\t{source}\t{json.dumps(record, separators=(',', ':'))}\n")
 
     def sync(self) -> None:
         with self._lock:
