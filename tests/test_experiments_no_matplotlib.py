@@ -52,6 +52,9 @@ RUNS = (
         ("results.csv", "classical.csv", "estimators.csv", "results.md", "run.json"), ("revisits.png",)),
 )
 CHECKS = ("check_bfs_coverage.py",)   # reads a crawl and prints PASS or FAIL: no tables, no plots
+# Conformance comparisons: print their table of rows right per parser, write
+# nothing (tests/test_prescan.py and tests/test_robots_rfc9309.py check the rows).
+COMPARISONS = ("compare_prescans.py", "compare_robots_parsers.py")
 
 
 @pytest.fixture(scope="module")
@@ -133,10 +136,18 @@ def test_bfs_coverage_check_runs_without_matplotlib(no_matplotlib, tmp_path):
     assert result.stderr == ""
 
 
+@pytest.mark.parametrize("script", COMPARISONS)
+def test_a_conformance_comparison_runs_without_matplotlib(script, no_matplotlib, tmp_path):
+    result = run_python([str(EXPERIMENTS / script)], no_matplotlib, tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert any(line.startswith("ours ") for line in result.stdout.splitlines())
+    assert matplotlib_lines(result.stderr) == []
+
+
 def test_every_script_is_run_here_and_listed_in_the_experiments_readme():
     scripts = {path.name for path in EXPERIMENTS.glob("*.py")
                if 'if __name__ == "__main__":' in path.read_text(encoding="utf-8")}
-    assert scripts == {run.script for run in RUNS} | set(CHECKS)
+    assert scripts == {run.script for run in RUNS} | set(CHECKS) | set(COMPARISONS)
     readme = (EXPERIMENTS / "README.md").read_text(encoding="utf-8")
     assert [script for script in sorted(scripts) if f"`{script}`" not in readme] == []
 
