@@ -325,7 +325,7 @@ def _sitemap_problem(config: CrawlConfig) -> str:
     for url in config.sitemap_urls:
         problem = typed_url_problem(url) or (normalize(url) is None and "is not an http(s) URL")
         if problem:
-            return (f"--sitemap: {url!r} {problem}; give the sitemap's full URL, "
+            return (f"--sitemap: {shown(url)!r} {problem}; give the sitemap's full URL, "
                     f"e.g. http://host/sitemap.xml")
     return ""
 
@@ -410,7 +410,7 @@ def _normalized_seeds(config: CrawlConfig) -> tuple[str, ...]:
     normalized = []
     for seed in config.seeds:
         if problem := typed_url_problem(seed):
-            raise ConfigError("seeds", f"{seed!r} {problem} (seeds must look like http://host/path)")
+            raise ConfigError("seeds", f"{shown(seed)!r} {problem} (seeds must look like http://host/path)")
         url = normalize(seed, fold_www=config.fold_www, drop_query=config.drop_query,
                         drop_params=config.drop_params)
         if url is None:
@@ -442,8 +442,16 @@ def typed_url_problem(seed: str) -> str:
     if not rest.startswith("//"):
         return f"has no '//' after '{scheme}:'"
     authority = re.split(r"[/?#\\]", rest[2:], maxsplit=1)[0]
-    host = authority.rpartition("@")[2]
+    userinfo, at, host = authority.rpartition("@")
     host = host if host.startswith("[") else host.partition(":")[0]
     if not host.strip():
         return f"has no host after '{scheme}://'"
+    if at and ":" in userinfo:
+        return ("has a password in it, which would be written to index.csv and the settings: "
+                "give the user and password with --http-user and --http-password instead")
     return ""
+
+
+def shown(url: str) -> str:
+    """``url`` as an error message may show it: a password in it masked."""
+    return without_password(url)

@@ -18,7 +18,7 @@ import click
 
 from urlfilter import normalize
 
-from .config import typed_url_problem
+from .config import shown, typed_url_problem
 
 
 class InputError(Exception):
@@ -39,7 +39,7 @@ def read_seed_file(name: str) -> list[str]:
             continue
         problem = typed_url_problem(line) or (normalize(line) is None and "is not an http(s) URL")
         if problem:
-            raise InputError(f"-i {'stdin' if name == '-' else name} line {number}: {line!r} {problem} "
+            raise InputError(f"-i {'stdin' if name == '-' else name} line {number}: {shown(line)!r} {problem} "
                              f"(one seed a line, like http://host/path)")
         seeds.append(line)
     return seeds

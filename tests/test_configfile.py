@@ -133,3 +133,14 @@ def test_a_seed_without_a_host_is_refused_from_a_seed_file_and_a_config_file(tmp
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert "'http:///only-a-path' has no host after 'http://'" in done.stderr
     assert not (tmp_path / "o").exists()
+
+def test_a_seed_with_a_password_in_it_is_refused_and_the_password_not_shown(tmp_path):
+    """A seed is written to index.csv and the settings: a password in it
+    would be too, so it is a usage error, and the line masks it."""
+    for args in (["http://ana:s3cret-pw@127.0.0.1:9/"], ["-i", "seeds.txt"]):
+        (tmp_path / "seeds.txt").write_text("http://ana:s3cret-pw@127.0.0.1:9/\n")
+        done = crawler("crawl", *args, "--out", "o", cwd=tmp_path)
+        assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+        assert "'http://ana@127.0.0.1:9/' has a password in it" in done.stderr
+        assert "--http-user" in done.stderr and "s3cret-pw" not in done.stderr
+        assert not (tmp_path / "o").exists()
