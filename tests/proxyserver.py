@@ -18,6 +18,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from childproc import free_port, stop
+
 TINYPROXY = shutil.which("tinyproxy") or "/usr/bin/tinyproxy"
 START_SECONDS = 10
 _REQUEST = re.compile(r"Request \(file descriptor \d+\): (\S+) (\S+) HTTP/1\.[01]")
@@ -43,7 +45,7 @@ class TinyProxy:
 
     def start(self) -> TinyProxy:
         for _ in range(5):   # a free port can be taken between the probe and the bind
-            port = _free_port()
+            port = free_port()
             config = self.folder / "tinyproxy.conf"
             config.write_text(self._config(port), encoding="utf-8")
             self.log.unlink(missing_ok=True)
@@ -76,22 +78,10 @@ class TinyProxy:
         return False
 
     def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop(self.proc)
 
     def __enter__(self) -> TinyProxy:
         return self.start()
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]

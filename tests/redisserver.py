@@ -12,6 +12,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from childproc import free_port, stop
+
 import redis
 
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
@@ -37,7 +39,7 @@ class RedisServer:
     def start(self) -> RedisServer:
         """Start on the port it had (a restart), or on a free one."""
         for _ in range(5):   # a free port can be taken between the probe and the bind
-            port = self.port or _free_port()
+            port = self.port or free_port()
             self.proc = subprocess.Popen(
                 [REDIS_SERVER, "--port", str(port), "--bind", "127.0.0.1", "--dir",
                  str(self.data_dir), "--appendonly", "yes" if self.appendonly else "no",
@@ -74,12 +76,7 @@ class RedisServer:
             self.proc.wait()
 
     def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        stop(self.proc)
 
     def __enter__(self) -> RedisServer:
         return self.start()
@@ -87,11 +84,6 @@ class RedisServer:
     def __exit__(self, *exc_info) -> None:
         self.stop()
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_created(redis_url: str, procs, timeout=60, crawl_id: str = "t"):
