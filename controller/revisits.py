@@ -7,11 +7,12 @@ A pass, in four steps, each safe to kill:
    so a killed pass goes on with the same pages.
 2. Ask them again with conditional GETs (the stored ETag / Last-Modified)
    through the crawl's own loop, politeness gate and host-aware scheduler:
-   ``Revisits`` is a ``Crawl`` whose frontier holds the revisits. Each
-   visit's row in visits.csv is its commit mark (controller/visits.py); a
-   changed page's new files replace the old ones (rename) before it, its
-   new links go to edges.csv before it too, and every answer goes into
-   the WARC (a 304 as a ``server-not-modified`` revisit record, the same
+   ``Revisits`` runs ``controller.engine.Crawl`` with the revisit mode's
+   admission and commit (``RevisitAdmission``, ``RevisitCommit``), whose
+   frontier holds the revisits. Each visit's row in visits.csv is its
+   commit mark (controller/visits.py); a changed page's new links go to
+   edges.csv before it, its new files replace the old ones (rename) right
+   after it, and every answer goes into the WARC (a 304 as a ``server-not-modified`` revisit record, the same
    bytes as ``identical-payload-digest``, new bytes in full).
 3. Fold the visits into index.csv (write-then-rename): the latest version's
    fields, ``etag``, ``last_modified``, ``visits``, ``changes``.
@@ -33,14 +34,16 @@ import csv
 import os
 from collections import Counter, defaultdict
 from dataclasses import dataclass, replace
-from functools import cached_property
+from functools import cached_property, partial
 from datetime import datetime, timezone
 from pathlib import Path
 
 from controller import wiring
+from controller.admission import Admission
+from controller.commit import NO_VERDICT, Commit, Page, Visit, index_row, validators
 from controller.config import CrawlConfig
 from controller.digest import Digest, DigestJob
-from controller.engine import NO_VERDICT, Crawl, Visit, _row, validators
+from controller.engine import Crawl
 from controller.store import INDEX_COLUMNS, index_rows
 from controller.visits import ANSWERED, VisitLog, apply_visits, read_visits, recrawl_state, save_state
 from getpage import Ask
@@ -124,26 +127,67 @@ def _http_date(value: str) -> float | None:
         return None
 
 
-class Revisits(Crawl):
-    """One pass's revisits, through the crawl loop: the frontier holds the
-    pages to ask again (local ids 0..n-1, all of one level, so none waits
-    for another); the crawl's own frontier, seen-set and content memory
-    are restored as for --resume, for the links changed pages add."""
-
-    stays_finished = False   # a recrawl revisits a finished crawl
+class Revisits:
+    """One pass's revisits: the crawl loop (controller.engine.Crawl) with the
+    revisit mode's admission and commit. The loop's frontier holds the pages
+    to ask again (local ids 0..n-1, all of one level, so none waits for
+    another); the crawl's own frontier, seen-set and content memory are
+    restored as for --resume, for the links changed pages add."""
 
     def __init__(self, config: CrawlConfig, how: RevisitPlan, **kwargs) -> None:
-        super().__init__(replace(config, max_seconds=0), resume=True, **kwargs)
-        try:   # under the crawl's lock, so two recrawls cannot choose at once
-            self._open_pass(config.out, how)
-        except BaseException:
-            self.lock.release()
-            raise
-        self._main = self.frontier
-        self._local_budget = False   # the pass's size is its budget; --max-pages counts URLs
-        self.frontier = wiring.frontier(replace(config, order="bfs"), self._gate, None, lambda: None)
-        self.frontier.push([QueuedUrl(k, row["url"], 0, None) for k, row in enumerate(self._targets)])
-        self.visits = VisitLog(config.out)
+        mode = wiring.Mode(RevisitAdmission, partial(RevisitCommit, how=how),
+                           finished=wiring.goes_on)
+        self.crawl = Crawl(replace(config, max_seconds=0), resume=True, mode=mode, **kwargs)
+        self.lock = self.crawl.lock
+        self.open_pass, self.pass_no = self.crawl.commit.open_pass, self.crawl.commit.pass_no
+
+    def run(self) -> dict:
+        return self.crawl.run()
+
+    def request_stop(self, reason: str) -> None:
+        self.crawl.request_stop(reason)
+
+
+class RevisitAdmission(Admission):
+    """A pass queues nothing while it runs: its pages are chosen before it.
+    Once it is over, the links changed pages added are queued (``enqueue``)
+    into the crawl's own frontier, as a crawl would queue them."""
+
+    local_budget = False    # the pass's size is its budget; --max-pages counts URLs
+    fetches_ahead = False   # every page of a pass is of one level: none is parked
+
+    def begin(self) -> None:
+        commit = self.crawl.commit
+        self.crawl.trace.recrawl(commit.pass_no, len(commit.targets))
+
+    def redirect_check(self, url: str) -> str | None:
+        """A revisit follows its page's redirects again: the crawl marked the
+        target seen (by this very page); a new target must be within the rules."""
+        return self.judged(url)[1]
+
+
+class RevisitCommit(Commit):
+    """A revisit's commit: its row in visits.csv is the commit mark. A
+    changed page's new links go to edges.csv and its new bytes to the WARC
+    before the row; its new files (saved under NEW) go in place after."""
+
+    STEPS = ("verdict", "children", "archive", "row", "files", "done")
+
+    def __init__(self, crawl, how: RevisitPlan) -> None:
+        super().__init__(crawl)
+        self.how = how
+
+    # -- the pass -------------------------------------------------------------
+    def restore(self, previous) -> None:
+        """The crawl as --resume finds it, then this pass over it."""
+        super().restore(previous)
+        crawl, out = self.crawl, self.crawl.config.out
+        self._open_pass(out, self.how)
+        self.main = crawl.frontier
+        crawl.frontier = wiring.frontier(replace(crawl.config, order="bfs"), crawl._gate, None,
+                                         lambda: None)
+        crawl.frontier.push([QueuedUrl(k, row["url"], 0, None) for k, row in enumerate(self.targets)])
+        self.visits = VisitLog(out)
 
     def _open_pass(self, out: Path, how: RevisitPlan) -> None:
         """The open pass (state/recrawl.json), or a new one chosen now; the
@@ -163,114 +207,117 @@ class Revisits(Crawl):
         chosen = [by_id[page_id] for page_id in self.open_pass["chosen"]]
         visited = {int(visit["id"]) for entries in visits.values() for visit in entries
                    if int(visit["pass"]) == self.pass_no}
-        self._targets = [row for row in chosen if int(row["id"]) not in visited]
+        self.targets = [row for row in chosen if int(row["id"]) not in visited]
         self._levels = {int(row["id"]): int(row["level"]) for row in chosen}
         self._links_before = _links_of(out, set(self._levels))
 
-    def _begin(self) -> None:
-        self.trace.recrawl(self.pass_no, len(self._targets))
-
-    def _ask(self, item: QueuedUrl) -> Ask:
-        row = self._targets[item.id]
+    # -- what a revisit needs before its commit -------------------------------------
+    def ask(self, item: QueuedUrl) -> Ask:
+        row = self.targets[item.id]
         return Ask(url=row["final_url"] or row["url"], etag=row["etag"],
                    last_modified=row["last_modified"])
 
-    def _redirect_check(self, url: str) -> str | None:
-        """A revisit follows its page's redirects again: the crawl marked the
-        target seen (by this very page); a new target must be within the rules."""
-        return self._judged(url)[1]
-
-    def _dispatch(self, item: QueuedUrl, visit: Visit) -> None:
+    def wants_digest(self, item: QueuedUrl, visit: Visit) -> bool:
         """Only new bytes are digested (and saved, under NEW)."""
-        if visit.needs_digest and _new_bytes(self._targets[item.id], visit):
-            self._digest(item, visit)
-        else:
-            self._record(item, visit)
+        return visit.needs_digest and _new_bytes(self.targets[item.id], visit)
 
-    def _job(self, item: QueuedUrl, visit: Visit) -> DigestJob:
-        page_id = int(self._targets[item.id]["id"])
+    def job(self, item: QueuedUrl, visit: Visit) -> DigestJob:
+        page_id = int(self.targets[item.id]["id"])
         return DigestJob(page_id, visit.result.final_url, visit.result.body, visit.result.text,
                          suffix=NEW)
 
-    def _record(self, item: QueuedUrl, visit: Visit) -> None:
-        row, result = self._targets[item.id], visit.result
-        outcome = _outcome(row, visit)
+    # -- the steps ------------------------------------------------------------------
+    def verdict(self, page: Page) -> None:
+        """The outcome: not-modified, unchanged, changed or failed; the visit's row."""
+        row, result, visit = self.targets[page.item.id], page.visit.result, page.visit
+        page.outcome = _outcome(row, visit)
         error = result.error or (visit.digest.error if visit.digest else "")
-        entry = {"pass": self.pass_no, "id": row["id"], "url": row["url"],
-                 "visited_at": visit.fetched_at, "outcome": outcome, "status": result.status or "",
-                 **validators(result.headers), "final_url": result.final_url,
-                 "elapsed_ms": round(result.elapsed_ms, 1), "error": error}
-        if outcome == "changed":
-            entry.update(self._new_version(row, visit))
-        self._archive_visit(row, result, outcome)
-        self.visits.add(entry)
-        if visit.digest is not None and visit.digest.html_path:
-            _put_in_place((self.config.out / visit.digest.html_path, self.config.out / visit.digest.text_path),
-                          keep=outcome == "changed")
-        self.trace.visit(self.pass_no, int(row["id"]), result.status, outcome, result.elapsed_ms,
-                         row["url"], error)
-        self.frontier.done(item)
+        page.entry = {"pass": self.pass_no, "id": row["id"], "url": row["url"],
+                      "visited_at": visit.fetched_at, "outcome": page.outcome,
+                      "status": result.status or "", **validators(result.headers),
+                      "final_url": result.final_url, "elapsed_ms": round(result.elapsed_ms, 1),
+                      "error": error}
 
-    def _new_version(self, row: dict, visit: Visit) -> dict:
-        """The new version's fields (its files go in place once its row is
-        written: a kill before leaves the stored version whole), its new links."""
-        digest, page_id = visit.digest, int(row["id"])
+    def children(self, page: Page) -> None:
+        """A changed page's new version: its fields (its files go in place once
+        its row is written: a kill before leaves the stored version whole),
+        its new links to edges.csv."""
+        if page.outcome != "changed":
+            return
+        row, digest = self.targets[page.item.id], page.visit.digest
+        page_id = int(row["id"])
         html_path, text_path = (path.removesuffix(NEW) for path in (digest.html_path, digest.text_path))
         digest = replace(digest, html_path=html_path, text_path=text_path)
         before = self._links_before.setdefault(page_id, set())
         added = [url for url in digest.links if url not in before]
         before.update(added)
-        self.store.add_edges(page_id, row["url"], added)
-        self.in_links.update(added)
+        self.crawl.store.add_edges(page_id, row["url"], added)
+        self.crawl.in_links.update(added)
         item = QueuedUrl(page_id, row["url"], int(row["level"]), None)
-        return _row(item, visit, digest, 0, self._verdict(page_id, digest))
+        page.entry.update(index_row(item, page.visit, digest, 0, self._verdict(page_id, digest)))
 
     def _verdict(self, page_id: int, digest: Digest) -> ContentVerdict:
         """Against every other page: a page is never a copy of its own earlier version."""
-        if self.contents is None or not digest.content_md5:
-            return NO_VERDICT
-        verdict = self.contents.check(page_id, digest.content_md5, digest.simhash)
+        verdict = self.judge_content(page_id, digest)
         if verdict.duplicate_of == page_id or verdict.near_duplicate_of == page_id:
             return NO_VERDICT
         return verdict
 
-    def _archive_visit(self, row: dict, result, outcome: str) -> None:
-        if self.warc is None or not result.exchanges:
+    def archive(self, page: Page) -> None:
+        warc, result = self.crawl.warc, page.visit.result
+        if warc is None or not result.exchanges:
             return
-        page_id = int(row["id"])
-        self.warc.write_page(result.exchanges, page_id=page_id,
-                             revisit_of=self.warc.response_of(page_id))
+        page_id = int(self.targets[page.item.id]["id"])
+        warc.write_page(result.exchanges, page_id=page_id, revisit_of=warc.response_of(page_id))
 
-    def _finish(self) -> dict:
+    def row(self, page: Page) -> None:
+        self.visits.add(page.entry)
+
+    def files(self, page: Page) -> None:
+        digest, out = page.visit.digest, self.crawl.config.out
+        if digest is not None and digest.html_path:
+            _put_in_place((out / digest.html_path, out / digest.text_path),
+                          keep=page.outcome == "changed")
+
+    def done(self, page: Page) -> None:
+        row, result = self.targets[page.item.id], page.visit.result
+        self.crawl.trace.visit(self.pass_no, int(row["id"]), result.status, page.outcome,
+                               result.elapsed_ms, row["url"], page.entry["error"])
+        self.crawl.frontier.done(page.item)
+
+    # -- the end of the pass ----------------------------------------------------------
+    def finish(self) -> dict:
+        crawl = self.crawl
         self.visits.close()
-        self.store.close()
-        if self.warc is not None:
-            self.warc.close()
-        fold_visits(self.config.out)
-        self.store.fill_in_links(self.in_links, lambda url: self.digester.normalize(url, None))
-        self.frontier = self._main
+        crawl.store.close()
+        if crawl.warc is not None:
+            crawl.warc.close()
+        fold_visits(crawl.config.out)
+        crawl.store.fill_in_links(crawl.in_links, lambda url: crawl.digester.normalize(url, None))
+        crawl.frontier = self.main
         queued = left = 0
-        if not self.stop_reason:
+        if not crawl.stop_reason:
             queued, left = (self._queue_new_links()
-                            if "queue_levels" in self.open_pass or self._main.exhausted()
+                            if "queue_levels" in self.open_pass or self.main.exhausted()
                             else (0, len(self._new_links())))
-        self.journal.close()
-        self.fetcher.close()
-        self.trace.close()
+        crawl.journal.close()
+        crawl.fetcher.close()
+        crawl.trace.close()
         counts = Counter(visit["outcome"] for visit in self._pass_visits)
         crawl_step = bool(self.open_pass.get("queue_levels"))
         summary = {"asked": len(self.open_pass["chosen"]), **{k: counts[k] for k in OUTCOMES},
                    "new_links_queued": queued, "new_links_not_queued": left,
-                   "crawl_step": crawl_step, "stopped": self.stop_reason}
-        if not self.stop_reason:
+                   "crawl_step": crawl_step, "stopped": crawl.stop_reason}
+        if not crawl.stop_reason:
             self.open_pass.update(state="crawling" if crawl_step else "done", summary=summary)
-            save_state(self.config.out, self.state)
+            save_state(crawl.config.out, self.state)
         return {"pass": self.pass_no, **summary}
 
     @cached_property
     def _pass_visits(self) -> list[dict]:
         """This pass's visit rows (read once the pass is over)."""
-        return [visit for visit in read_visits(self.config.out) if int(visit["pass"]) == self.pass_no]
+        return [visit for visit in read_visits(self.crawl.config.out)
+                if int(visit["pass"]) == self.pass_no]
 
     def _changed_pages(self) -> set[int]:
         return {int(visit["id"]) for visit in self._pass_visits if visit["outcome"] == "changed"}
@@ -279,10 +326,11 @@ class Revisits(Crawl):
         """(level, url, parent id) of the links changed pages hold that the
         crawl has not seen, each once at its smallest level, in level order."""
         best: dict[str, tuple[int, int]] = {}
+        seen = self.crawl.seen
         for page_id in sorted(self._changed_pages()):
             level = self._levels[page_id] + 1
             for url in sorted(self._links_before.get(page_id, ())):
-                if url not in self.seen and (url not in best or level < best[url][0]):
+                if url not in seen and (url not in best or level < best[url][0]):
                     best[url] = (level, page_id)
         return sorted(((level, url, parent) for url, (level, parent) in best.items()),
                       key=lambda entry: entry[0])
@@ -293,20 +341,21 @@ class Revisits(Crawl):
         is in level order, and a level with no URL would never open for the
         one after it. Which levels is saved first, so a kill while queueing
         goes on with the same ones (those queued are seen by then)."""
+        crawl = self.crawl
         links = self._new_links()
         levels = self.open_pass.get("queue_levels")
         if levels is None:
-            depth = self.config.max_depth
+            depth = crawl.config.max_depth
             levels = _gapless({level for level, _, _ in links if not depth or level <= depth})
             self.open_pass["queue_levels"] = levels
-            save_state(self.config.out, self.state)
+            save_state(crawl.config.out, self.state)
         queued = left = 0
         for level, url, parent in links:
             if level in levels:
-                queued += len(self._enqueue([url], level, parent))
+                queued += len(crawl.admission.enqueue([url], level, parent))
             else:
                 left += 1
-        self.journal.sync()
+        crawl.journal.sync()
         return queued, left
 
 

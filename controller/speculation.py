@@ -75,8 +75,13 @@ class Speculation:
                 withdrawn.append(self.waiting.pop(url))
         return withdrawn
 
-    def handed_out(self, item: QueuedUrl) -> None:
+    def handed_out(self, item: QueuedUrl) -> bool:
+        """Whether the frontier handed out one of the items speculated here
+        (now fetching); False for a queued URL's item."""
+        if self.waiting.get(item.url) != item:
+            return False
         self.fetching[item.url] = self.waiting.pop(item.url)
+        return True
 
     def fetched(self, item: QueuedUrl, visit) -> QueuedUrl | None:
         """Keep a speculative fetch's visit; the real item if one was waiting for it."""

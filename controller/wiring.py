@@ -3,13 +3,19 @@
 The Controller asks here for its URL_Filter rules, URL-seen structure, trap
 guard, politeness state, GetPage, frontier, digester and content memory,
 so which setting goes to which module is written down once (and a new
-frontier, a Redis one, is chosen here, not in the loop).
+frontier, a Redis one, is chosen here, not in the loop). The crawl's mode
+is chosen here too: which admission and which commit the loop is given.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+
+from controller.admission import Admission, SharedAdmission
+from controller.commit import Commit, OrderedCommit, SharedCommit
 
 from controller.config import CrawlConfig, order_params, request_headers
+from controller.resume import finished_crawl
 from controller.digest import Digester
 from getpage import (ADDRESS_CATEGORIES, FetchConfig, Fetcher, PolitenessGate, address_categories,
                      host_key, product_token)
@@ -34,6 +40,34 @@ AHEAD_PER_WORKER = 32
 # 40-site crawl of tests/test_host_frontier.py from 0.74 to 0.99 of what
 # politeness allows; each holds one response in memory until it is queued.
 SPECULATE_PER_WORKER = 8
+
+
+@dataclass(frozen=True)
+class Mode:
+    """What makes one kind of crawl differ from another, for the loop: its
+    admission and its commit, each built with the crawl (``admission(crawl)``),
+    and what resuming it gives once it is finished (``finished(config)``:
+    its stats, so that nothing is done; None: it goes on)."""
+    admission: Callable
+    commit: Callable
+    finished: Callable = finished_crawl
+
+
+def goes_on(config: CrawlConfig) -> None:
+    """A shared crawl's worker asks Redis, not its files, whether the crawl
+    is finished; a recrawl revisits a finished crawl."""
+    return None
+
+
+def mode(config: CrawlConfig, shared=None) -> Mode:
+    """One machine breadth-first, one machine in another --order, or one
+    worker of a crawl in Redis. A recrawl pass brings its own
+    (controller/revisits.py)."""
+    if shared is not None:
+        return Mode(SharedAdmission, SharedCommit, finished=goes_on)
+    if config.order != "bfs":
+        return Mode(Admission, OrderedCommit)
+    return Mode(Admission, Commit)
 
 
 def url_rules(config: CrawlConfig) -> UrlRules:

@@ -1,6 +1,8 @@
 """`python killpoint.py POINT crawler-args...`: the crawler, killed at once
 (os._exit, as kill -9 would) at one chosen point of a recrawl pass, for the
-crash tests that a signal from outside cannot aim:
+crash tests that a signal from outside cannot aim. A point is a named step
+of the revisit mode's commit (controller/commit.py: ``STEPS``) or its
+admission's ``enqueue``:
 
   after-archive  a changed page's WARC record is written, its visit row not
   after-row      a changed page's visit row is written, its files not in place
@@ -12,9 +14,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import controller.revisits as revisits  # noqa: E402
 from controller.cli import main  # noqa: E402
-from controller.engine import Crawl  # noqa: E402
+from controller.revisits import RevisitAdmission, RevisitCommit  # noqa: E402
 
 KILLED = 137
 
@@ -32,12 +33,11 @@ def after(owner, name, when):
 
 point, args = sys.argv[1], sys.argv[2:]
 if point == "after-archive":
-    after(revisits.Revisits, "_archive_visit", lambda self, row, result, outcome: outcome == "changed")
+    after(RevisitCommit, "archive", lambda self, page: page.outcome == "changed")
 elif point == "after-row":
-    after(revisits.VisitLog, "add", lambda self, entry: entry["outcome"] == "changed")
+    after(RevisitCommit, "row", lambda self, page: page.outcome == "changed")
 elif point == "enqueue":
-    after(Crawl, "_enqueue", lambda self, urls, level, parent_id: isinstance(self, revisits.Revisits)
-          and self.frontier is self._main)
+    after(RevisitAdmission, "enqueue", lambda self, urls, level, parent_id: True)
 else:
     raise SystemExit(f"no such point: {point}")
 sys.argv = ["crawler", *args]

@@ -231,7 +231,7 @@ def test_a_noindex_page_is_still_archived_in_the_warc(serve, tmp_path) -> None:
 @pytest.mark.parametrize("ignore_robots", [False, True], ids=["obeyed", "ignored"])
 def test_a_crawl_shared_through_redis_decides_alike(serve, tmp_path, redis_server,
                                                      ignore_robots) -> None:
-    """_commit_shared queues a page's children in Redis: nofollow holds there too."""
+    """SharedCommit queues a page's children in Redis: nofollow holds there too."""
     out = tmp_path / "worker"
     with serve(answer) as (url, log):
         result = crawl(url, out=out, max_depth=3, delay=0, quiet=True, redis=redis_server.url,

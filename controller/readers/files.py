@@ -199,8 +199,8 @@ def _page_row(cells: dict[str, str]) -> PageRow:
 
 def _saved(html_path: str, duplicate_of: int | None) -> bool:
     """Whether the row's page has an HTML file of its own. A duplicate whose
-    bytes equal its original's names the original's file (controller/engine.py,
-    _as_duplicate): an HTML page, but nothing was saved for it."""
+    bytes equal its original's names the original's file (controller/commit.py,
+    as_duplicate): an HTML page, but nothing was saved for it."""
     return bool(html_path) and (duplicate_of is None or html_path != f"pages/{duplicate_of}.html")
 
 

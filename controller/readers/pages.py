@@ -14,8 +14,8 @@ duplicate shares its first copy's text file (and its html file when the
 bytes are equal), so text/<id>.txt of a duplicate does not exist.
 
 Extracted fields (--extract): a crawl writes a page's extracted.csv row
-just before its index.csv row, in the same thread (controller/engine.py,
-``_archive`` then ``add_row``), so extracted.csv holds its pages in index
+just before its index.csv row, in the same thread (controller/commit.py,
+the commit's ``archive`` step then its ``row``), so extracted.csv holds its pages in index
 order, as a subsequence. The two files are merge-joined: one extracted row
 is held at a time, and taken by the index row with its id. A page's
 fields go under ``extracted`` (a dict NAME -> the matches joined by " | ",
