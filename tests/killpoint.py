@@ -1,13 +1,14 @@
 """`python killpoint.py POINT crawler-args...`: the crawler, killed at once
 (os._exit, as kill -9 would) at one chosen point of a recrawl pass, for the
 crash tests that a signal from outside cannot aim. A point is a named step
-of the revisit mode's commit (controller/commit.py: ``STEPS``) or its
-admission's ``enqueue``:
+of a commit (controller/commit.py: ``STEPS``) or of admission:
 
   after-archive  a changed page's WARC record is written, its visit row not
   after-row      a changed page's visit row is written, its files not in place
   enqueue        the first link new to the crawl is queued, the others not
+  commit:STEP:N  a crawl's Nth commit in this run has done STEP, the next steps not
 """
+import itertools
 import os
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from controller.cli import main  # noqa: E402
+from controller.commit import Commit  # noqa: E402
 from controller.revisits import RevisitAdmission, RevisitCommit  # noqa: E402
 
 KILLED = 137
@@ -38,6 +40,10 @@ elif point == "after-row":
     after(RevisitCommit, "row", lambda self, page: page.outcome == "changed")
 elif point == "enqueue":
     after(RevisitAdmission, "enqueue", lambda self, urls, level, parent_id: True)
+elif point.startswith("commit:"):
+    _, step, nth = point.split(":")
+    calls = itertools.count(1)
+    after(Commit, step, lambda self, page: next(calls) == int(nth))
 else:
     raise SystemExit(f"no such point: {point}")
 sys.argv = ["crawler", *args]

@@ -6,12 +6,14 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 from collections import Counter
 from warcio.archiveiterator import ArchiveIterator
 
+from controller.commit import Commit
 from controller.config import CrawlConfig
 from controller.engine import Crawl
 from controller.store import OutputError
@@ -370,3 +372,36 @@ def test_a_stats_json_that_cannot_be_written_is_one_line_and_resume_writes_it(tm
     assert again.returncode == 0, again.stderr
     stats = json.loads((out / "stats.json").read_text())
     assert (stats["stop_reason"], stats["urls"], stats["urls_this_run"]) == ("max-pages", 50, 0)
+
+
+KILLPOINT = Path(__file__).resolve().parent / "killpoint.py"
+
+
+@pytest.mark.parametrize("step", Commit.STEPS)
+def test_killed_after_any_step_of_a_commit_resume_gives_the_uninterrupted_result(
+        site, reference, tmp_path, step):
+    """Whatever a page's commit made durable before a kill, --resume records
+    each page once, at its level, with its links, its WARC records once, and
+    every page queued by exactly one page."""
+    url, _ = site
+    out = tmp_path / "out"
+    args = crawler_args(url, out, "set", "--warc")[3:]   # after "python -m controller"
+    killed = subprocess.run([sys.executable, str(KILLPOINT), f"commit:{step}:300", *args],
+                            capture_output=True, text=True, timeout=120)
+    assert killed.returncode == 137, killed.stderr
+    assert committed(out) < PAGES
+    done = subprocess.run(crawler_args(url, out, "set", "--warc", "--resume"), capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    rows = rows_of(out)
+    levels, edges = reference
+    assert len(rows) == len({r["url"] for r in rows}) == PAGES
+    assert {r["url"]: int(r["level"]) for r in rows} == levels
+    assert edges_of(out) == edges
+    assert sum(int(r["new_links"]) for r in rows) == PAGES - 1
+    responses = Counter()
+    with open(out / "crawl.warc.gz", "rb") as f:
+        for record in ArchiveIterator(f):
+            if record.rec_type == "response":
+                responses[record.rec_headers.get_header("WARC-Target-URI")] += 1
+    assert responses == Counter({r["url"]: 1 for r in rows})
