@@ -116,11 +116,11 @@ class Crawl:
         self.trap_cuts: Counter[str] = Counter()   # pattern -> links --max-pattern-depth skipped
         self.seen = wiring.url_seen(config)
         self.store = PageStore(config.out, append=resume)   # first: a bad --out fails before any lookup
-        self._gate = getattr(fetcher, "gate", None) or wiring.politeness(config, self.shared)
-        self.fetcher = fetcher or wiring.fetcher(config, self._gate, self._redirect_check,
+        self.gate = getattr(fetcher, "gate", None) or wiring.politeness(config, self.shared)
+        self.fetcher = fetcher or wiring.fetcher(config, self.gate, self._redirect_check,
                                                  self.shared)
         self._scheduled = isinstance(self.fetcher, Fetcher)
-        self.frontier = wiring.frontier(config, self._gate, self.shared, self.store.sync)
+        self.frontier = wiring.frontier(config, self.gate, self.shared, self.store.sync)
         self.digester = wiring.digester(config, self.rules)
         self.contents = wiring.content_seen(config)
         self.in_links: Counter[str] = Counter()   # link target -> pages linking to it
@@ -263,7 +263,7 @@ class Crawl:
             return not self._in_flight
         if self.frontier.exhausted() and not self._in_flight:
             return True
-        if not self._in_flight and self.frontier.next_ready(self._gate.clock()) is None:
+        if not self._in_flight and self.frontier.next_ready(self.gate.clock()) is None:
             raise RuntimeError("the frontier holds URLs that no host will ever be ready for")
         return False
 
@@ -273,10 +273,10 @@ class Crawl:
         if (self._fetching >= self.config.workers or self.stop_reason
                 or len(self._in_flight) >= MAX_IN_FLIGHT_PER_WORKER * self.config.workers):
             return POLL_SECONDS   # nothing could be handed out: wait for a future
-        ready = self.frontier.next_ready(self._gate.clock())
+        ready = self.frontier.next_ready(self.gate.clock())
         if ready is None:
             return POLL_SECONDS
-        return min(POLL_SECONDS, max(0.0, ready - self._gate.clock()))
+        return min(POLL_SECONDS, max(0.0, ready - self.gate.clock()))
 
     def _track(self, future: Future, item: QueuedUrl, visit: Visit | None = None,
                ahead: bool = False) -> None:
@@ -312,7 +312,7 @@ class Crawl:
             n = min(n, limits.max_pages - self.handed_out)
             self.frontier.budget = limits.max_pages - self.handed_out
         batch = [(item, self.speculation.handed_out(item))
-                 for item in self.frontier.pop(n, self._gate.clock())]
+                 for item in self.frontier.pop(n, self.gate.clock())]
         self.handed_out += sum(not ahead for _, ahead in batch)
         self._fetching += len(batch)
         return batch
@@ -332,7 +332,7 @@ class Crawl:
             try:
                 result = self.fetcher.fetch(item.url)
             finally:
-                self._gate.release(host_key(item.url))
+                self.gate.release(host_key(item.url))
         visit = Visit(result, fetched_at)
         if self.parsers is None and self.commit.wants_digest(item, visit):
             visit = replace(visit, digest=self.digester(self.commit.job(item, visit)))

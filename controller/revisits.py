@@ -184,7 +184,7 @@ class RevisitCommit(Commit):
         crawl, out = self.crawl, self.crawl.config.out
         self._open_pass(out, self.how)
         self.main = crawl.frontier
-        crawl.frontier = wiring.frontier(replace(crawl.config, order="bfs"), crawl._gate, None,
+        crawl.frontier = wiring.frontier(replace(crawl.config, order="bfs"), crawl.gate, None,
                                          lambda: None)
         crawl.frontier.push([QueuedUrl(k, row["url"], 0, None) for k, row in enumerate(self.targets)])
         self.visits = VisitLog(out)
