@@ -84,11 +84,12 @@ class DiskQueues(MemoryQueues):
             where = self._segments.write(data, len(block))
             level, first_id = block[0].level, block[0].id
             if state.first == NO_BLOCK:
-                state.first, state.first_len, state.first_key = where, len(data), (level, first_id)
+                state.first, state.first_len = where, len(data)
+                state.first_level, state.first_id = level, first_id
             else:
                 self._segments.patch(state.last, LINK.pack(where, len(data), level, first_id))
             state.last = where
-        state.tail = []
+        state.tail = ()
 
     def _refill(self, state: Host) -> None:
         if state.first == NO_BLOCK:
@@ -100,7 +101,8 @@ class DiskQueues(MemoryQueues):
         state.head = decode(data, count)
         state.head.reverse()
         self._ram += sum(ITEM_RAM_BYTES + len(item.url) for item in state.head)
-        state.first, state.first_len, state.first_key = following, length, (level, first_id)
+        state.first, state.first_len = following, length
+        state.first_level, state.first_id = level, first_id
         if following == NO_BLOCK:
             state.last = NO_BLOCK
 
