@@ -107,7 +107,8 @@ def simulate(n: int, hosts: int, fanout: int, dups: int, seen_name: str, order: 
     started = last = time.perf_counter()
     last_cpu = time.process_time()
     pushed = popped = 0
-    mark = step
+    fine, mark = step // 10, step
+    fine_cpu, fine_wall = last_cpu, started
 
     def push(found: list[str], level: int, parent: int | None) -> int:
         new = found if seen is None else [url for url in found if seen.add(url)]
@@ -135,11 +136,16 @@ def simulate(n: int, hosts: int, fanout: int, dups: int, seen_name: str, order: 
                 pushed += push(found, item.level + 1, item.id)
             frontier.fetched(item)
             frontier.done(item)
+        if pushed + popped >= fine:   # a long run's progress, every hundredth
+            cpu, wall = time.process_time(), time.perf_counter()
+            row = tenth_row(fine * 100 // (2 * n), wall - fine_wall, cpu - fine_cpu, step // 10,
+                            frontier, pushed, popped)
+            print(json.dumps({"hundredth": row.pop("tenth"), **row}), file=sys.stderr, flush=True)
+            fine, fine_cpu, fine_wall = fine + step // 10, cpu, wall
         if pushed + popped >= mark:
             now, cpu = time.perf_counter(), time.process_time()
             tenths.append(tenth_row(len(tenths) + 1, now - last, cpu - last_cpu, step, frontier,
                                     pushed, popped))
-            print(json.dumps(tenths[-1]), file=sys.stderr, flush=True)   # a long run's progress
             last, last_cpu, mark = now, cpu, mark + step
     return summary(n, hosts, fanout, dups, seen_name, order, storage, ram_mb, frontier,
                    tenths, time.perf_counter() - started, base_rss, pushed)
