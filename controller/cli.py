@@ -211,6 +211,9 @@ PARSE_OPTIONS = [
     click.option("--seen-cache", type=click.IntRange(min=0), default=16_384, show_default=True,
                  help="Recently seen URLs answered before the --dedup structure (exact; "
                       "saves hashing repeated links); 0 = every link goes to the structure."),
+    click.option("--frontier-ram", type=click.IntRange(min=1), default=256, show_default=True,
+                 metavar="MB", help="Queued URLs kept in RAM, in MB; past it they wait on disk "
+                                    "(in --out's state/, freed as they are fetched)."),
     click.option("--bloom-capacity", type=click.IntRange(min=1), default=1_000_000, show_default=True,
                  help="Expected number of URLs, for --dedup bloom."),
     click.option("--bloom-error", type=click.FloatRange(min=0, max=1, min_open=True, max_open=True),

@@ -83,6 +83,7 @@ class CrawlConfig:
     max_pattern_depth: int = 10       # levels a URL pattern (path, digits as <n>) may reach below its first; 0 = no limit
     dedup: str = "stringhash"         # URL-seen algorithm, see urlfilter.SEEN_ALGORITHMS
     seen_cache: int = 16_384          # recently seen URLs answered before the dedup structure; 0 = off
+    frontier_ram: int = 256           # MB of queued URLs kept in RAM; past it they wait on disk
     bloom_capacity: int = 1_000_000   # expected URLs, for --dedup bloom
     bloom_error: float = 1e-3         # target false-positive rate, for --dedup bloom
     extractor: str = "lxml"           # page reader: lxml (fast), bs4 (reference), regex (paper's links)
@@ -174,7 +175,7 @@ RANGES = {
     "max_url_length": Range(int, 0), "max_path_repeats": Range(int, 0),
     "max_pages_per_host": Range(int, 0), "max_query_variants": Range(int, 0),
     "max_pattern_depth": Range(int, 0),
-    "seen_cache": Range(int, 0), "bloom_capacity": Range(int, 1),
+    "seen_cache": Range(int, 0), "frontier_ram": Range(int, 1), "bloom_capacity": Range(int, 1),
     "bloom_error": Range(float, 0, 1, open_ends=True), "retries": Range(int, 0),
     "retry_backoff": Range(float, 0), "max_retry_after": Range(float, 0),
     "simhash_distance": Range(int, 0, MAX_SIMHASH_DISTANCE),

@@ -17,6 +17,7 @@ from controller.commit import Commit, OrderedCommit, SharedCommit
 from controller.config import CrawlConfig, order_params, request_headers
 from controller.resume import finished_crawl
 from controller.digest import Digester
+from controller.resume import STATE_DIR
 from getpage import (ADDRESS_CATEGORIES, FetchConfig, Fetcher, PolitenessGate, address_categories,
                      host_key, product_token)
 from getpage.politeness import Cancelled
@@ -26,6 +27,7 @@ from textfilter.extract import Extraction
 from textfilter.relevance import Topic
 from urlfilter import SeenCache, TrapGuard, UrlRules, make_seen
 from urllist import HostFrontier
+from urllist.diskqueues import DiskQueues
 from urllist.ordered import OrderedFrontier
 from urllist.orders import make_order
 
@@ -118,7 +120,9 @@ def frontier(config: CrawlConfig, gate: PolitenessGate, shared=None, sync_rows=N
         frontier = OrderedFrontier(host_key, gate, order, config.max_depth, window)
         order.bind(frontier)
         return frontier
-    return HostFrontier(host_key, gate, max_ahead=AHEAD_PER_WORKER * config.workers)
+    storage = DiskQueues(config.out / STATE_DIR, ram_bytes=config.frontier_ram << 20)
+    return HostFrontier(host_key, gate, max_ahead=AHEAD_PER_WORKER * config.workers,
+                        storage=storage)
 
 
 def digester(config: CrawlConfig, rules: UrlRules) -> Digester:

@@ -5,9 +5,12 @@ Controller code.
 The design paper's total queue underlies it: every accepted URL is appended
 once in discovery order, its position is its id, and the level-flag array
 records, for each level k, the queue length m at the moment level k became
-complete (all of its URLs discovered): positions [flags[k-1], flags[k]) are
-exactly the URLs of level k. The one implementation here is
-urllist.hosts.HostFrontier (per-host queues, readiness, fetch-ahead).
+complete (all of its URLs discovered): ids [flags[k-1], flags[k]) are
+exactly the URLs of level k. No frontier needs to keep that queue: ids
+come from a counter and the flags from per-level counters
+(urllist/levels.py), so a URL processed is forgotten. The breadth-first
+implementation is urllist.hosts.HostFrontier (per-host queues in a
+storage, RAM or disk; readiness, fetch-ahead).
 
 Why levels stay exact with parallel workers and fetch-ahead: level k+1 URLs
 are only discovered by processing level k pages, after every page of levels
@@ -48,7 +51,8 @@ class Frontier(Protocol):
         """Every queued URL handed out and processed: the crawl is over."""
 
     def restore(self, items: Iterable[QueuedUrl], done_ids: set[int]) -> None:
-        """Rebuild after a restart: the whole total queue and the ids processed."""
+        """Rebuild after a restart: the whole total queue (streamed, in id
+        order) and the ids processed."""
 
     @property
     def next_id(self) -> int:

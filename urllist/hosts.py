@@ -1,22 +1,27 @@
-"""URL_List's scheduler: the total queue, split into one queue per host
-(the Frontier protocol of frontier.py).
+"""URL_List's scheduler: breadth-first order over per-host queues (the
+Frontier protocol of frontier.py).
 
-The total queue and its level flags are the design paper's: every accepted URL is appended once, its position is its id,
-and flags[k] is the queue length when level k was complete. What this adds
-is *which URL goes next*, so that a polite crawl is also a fast one
-(Mercator's back queues):
+Where URLs wait is a *storage* (urllist/storage.py: RAM; diskqueues.py:
+RAM up to a budget, then disk): one FIFO queue per host, nothing kept per
+URL besides the URL itself. This module is the *order* over it: BFS's
+key is (level, discovery), and since a host's queue is FIFO and URLs are
+discovered level by level, the host's head is always its next URL. Ids
+come from a counter (the design paper's queue position), levels are
+counters too (urllist/levels.py), and a processed URL is forgotten.
 
-- Each host has its own FIFO of the URLs not yet handed out, in id order
-  (which is level order). The FIFOs are chains threaded through one array
-  of "next id in the same host", so a host costs two dict entries and a
-  heap entry, not a deque.
+What the order adds is *which host goes next*, so that a polite crawl is
+also a fast one (Mercator's back queues):
+
 - Hosts with work wait in a heap by the time they may next start a request.
   That time is not this module's to decide: ``Readiness`` (the politeness
   state, built by the Controller and shared with GetPage) answers it
-  without blocking. ``pop(n, now)`` takes hosts whose time has come, and
-  *reserves* a request slot on each (``try_start``) before handing out its
-  URL, so the fetch thread never waits for the host. ``next_ready(now)``
-  says how long the loop may sleep.
+  without blocking. ``pop(n, now)`` moves the hosts whose time has come to
+  a heap by their head's id (the BFS key), takes the smallest, and
+  *reserves* a request slot on it (``try_start``) before handing out its
+  URL, so the fetch thread never waits for the host. Which ready host goes
+  first thus depends on what is queued, not on the history of the heaps:
+  a frontier restored from the journal hands out what the one it replaces
+  would have. ``next_ready(now)`` says how long the loop may sleep.
 - A host whose slots are all in flight is in no heap; ``fetched(item)``
   (the fetch ended, its slot was released) puts it back.
 - ``requeue(item, host, not_before)`` puts an item back at the head of a
@@ -38,15 +43,16 @@ they are what closes the level.
 from __future__ import annotations
 
 import heapq
-from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Protocol
 
-from urllist.queued import QueuedUrl, TotalQueue
+from urllist.levels import Levels
+from urllist.queued import QueuedUrl
+from urllist.storage import HostQueues, MemoryQueues
 
-NONE = -1   # end of a host's chain
 SPECULATIVE = -1   # the level of a speculative item, and the lane it waits in
+NOT_SCHEDULED = (0.0, 0)   # a host in no heap: matches no entry's seq (seqs start at 1)
 
 
 class Readiness(Protocol):
@@ -74,63 +80,77 @@ def ready_time(readiness: Readiness, not_before: dict[str, float], stalled: set[
     return ready
 
 
-class HostFrontier(TotalQueue):
-    """The total queue with level flags, handed out host by host when each host
-    is ready. Not thread-safe: the Controller's loop alone calls it."""
+class HostFrontier:
+    """Breadth-first order over per-host queues, handed out host by host when
+    each host is ready. Not thread-safe: the Controller's loop alone calls it."""
 
     def __init__(self, host_of: Callable[[str], str], readiness: Readiness,
-                 max_ahead: int = 0) -> None:
+                 max_ahead: int = 0, storage: HostQueues | None = None) -> None:
         self._host_of = host_of
         self._readiness = readiness
         self._max_ahead = max_ahead
-        self._queue: list[QueuedUrl] = []
-        self._next = array("q")                    # _next[id]: next id of the same host's chain
-        self._head: dict[str, int] = {}            # host -> first id waiting
-        self._tail: dict[str, int] = {}            # host -> last id waiting
+        self._waiting = storage if storage is not None else MemoryQueues()
+        self._levels = Levels()
         self._not_before: dict[str, float] = {}    # host -> earliest start of its requeued head
-        self._heaps: dict[int, list[tuple[float, int, str]]] = {}   # level of head -> (time, seq, host)
-        self._scheduled: dict[str, tuple[float, int]] = {}           # host -> its live heap entry
+        # Hosts by lane (their head's level, or SPECULATIVE): waiting for their
+        # time, and ready (by their head's id). An entry is live while its seq
+        # is the host's in _scheduled; a stale one is dropped when it surfaces.
+        self._later: dict[int, list[tuple[float, int, str]]] = {}   # lane -> (time, seq, host)
+        self._ready: dict[int, list[tuple[int, int, str]]] = {}     # lane -> (head id, seq, host)
+        self._scheduled: dict[str, tuple[float, int]] = {}          # host -> (time, seq) of its entry
         self._seq = 0
         self._reserved: dict[int, str] = {}        # id handed out -> host whose slot it holds
         self._ahead = 0                            # handed out, of the level after the open one, not done
-        self._flags: list[int] = []
-        self._processed = 0
-        self._done_before: set[int] = set()
         self._speculative: dict[str, list[QueuedUrl]] = {}   # host -> speculative items, FIFO
         self._withdrawn: set[int] = set()                   # speculative ids no longer wanted
         self._stalled: set[str] = set()                     # hosts with work whose slots were busy
         self._spec_seq = 0
-        self._waiting_by_level: Counter[int] = Counter()   # URLs in the chains, per level
+        self._waiting_by_level: Counter[int] = Counter()   # URLs in the storage, per level
         # URLs the crawl may still hand out (--max-pages); None: no limit.
         # The open level's go first: fetching ahead spends only what they
         # leave, so no page is fetched for a level that the budget keeps
         # from ever closing (it could never be recorded).
         self.budget: int | None = None
 
-    # -- the total queue ------------------------------------------------------
+    # -- the total queue, as counters ------------------------------------------
     @property
     def level_flags(self) -> tuple[int, ...]:
-        return tuple(self._flags)
+        return self._levels.flags
 
     @property
     def current_level(self) -> int:
         """The open level: the one being processed now."""
-        return max(len(self._flags) - 1, 0)
+        return self._levels.current
 
     @property
     def finished_levels(self) -> int:
-        return sum(1 for m in self._flags if m <= self._processed) if self._flags else 0
+        return self._levels.finished
+
+    @property
+    def next_id(self) -> int:
+        """The id the next pushed URL must carry: URLs queued so far."""
+        return self._levels.total
+
+    def __len__(self) -> int:
+        """The total queue's length: every URL ever queued."""
+        return self._levels.total
+
+    def storage_stats(self) -> dict[str, int]:
+        """What the storage holds: RAM and disk bytes, hosts, URLs spilled."""
+        return {**self._waiting.stats(), "waiting": len(self._waiting)}
+
+    def close(self) -> None:
+        """Give back the storage's files (a crawl's end; they vanish with the
+        process anyway)."""
+        self._waiting.close()
 
     def push(self, items: Iterable[QueuedUrl], taken: frozenset[int] = frozenset()) -> None:
         """Append new URLs; those in ``taken`` count as handed out already
         (their page was fetched before it was queued, see ``speculate``)."""
         for item in items:
-            if item.id != len(self._queue):
-                raise ValueError(f"id {item.id} does not continue the queue at {len(self._queue)}")
-            if not self._flags and self._queue and item.level > 0:
-                self._flags.append(len(self._queue))   # the seeds end where a deeper URL begins
-            self._queue.append(item)
-            self._next.append(NONE)
+            if item.id != self._levels.total:
+                raise ValueError(f"id {item.id} does not continue the queue at {self._levels.total}")
+            self._levels.add(item.level)
             if item.id in taken:
                 self._ahead += item.level > self.current_level
             else:
@@ -151,23 +171,19 @@ class HostFrontier(TotalQueue):
         self._withdrawn.add(item.id)
 
     def restore(self, items: Iterable[QueuedUrl], done_ids: set[int]) -> None:
-        """Rebuild after a restart: the whole total queue and the ids processed
-        (levels 0..c-1 and part of c, since commits go in level order)."""
-        if self._queue:
+        """Rebuild after a restart from the whole total queue, streamed in id
+        order, and the ids processed (levels 0..c-1 and part of c, since
+        commits go in level order). Only URLs not processed are kept."""
+        if self._levels.total:
             raise ValueError("restore() needs an empty frontier")
-        self._done_before = set(done_ids)
-        ends: dict[int, int] = {}
         for item in items:
-            self._queue.append(item)
-            self._next.append(NONE)
-            ends[item.level] = item.id + 1
-            if item.id not in self._done_before:
+            self._levels.add(item.level)
+            if item.id in done_ids:
+                self._levels.done(item.level)
+            else:
                 self._wait(item, self._host_of(item.url))
-        self._processed = len(self._done_before)
-        for level in sorted(ends):
-            self._flags.append(ends[level])
-            if self._processed < ends[level]:
-                break
+        while self._levels.open_next():
+            pass
 
     # -- handing out ------------------------------------------------------------
     def pop(self, n: int, now: float) -> list[QueuedUrl]:
@@ -180,11 +196,11 @@ class HostFrontier(TotalQueue):
         ahead_room = (float("inf") if self.budget is None
                       else self.budget - self._waiting_by_level[level])
         for k in (level, level + 1, SPECULATIVE):
-            heap = self._heaps.get(k)
+            self._promote(k, now)
+            heap = self._ready.get(k)
             while len(items) < n and (k != level + 1 or (self._ahead < self._max_ahead
                                                          and ahead_room > 0)):
-                first = self._first_live(heap)
-                if first is None or first > now:
+                if self._first_live(heap) is None:
                     break
                 item = self._take(heapq.heappop(heap), now)
                 if item is not None:
@@ -198,12 +214,17 @@ class HostFrontier(TotalQueue):
         will without an event (a fetch ending, a level closing)."""
         self._close_levels()
         level = self.current_level
-        times = [self._first_live(self._heaps.get(level)),
-                 self._first_live(self._heaps.get(SPECULATIVE))]
-        if self._ahead < self._max_ahead:
-            times.append(self._first_live(self._heaps.get(level + 1)))
-        times = [t for t in times if t is not None]
+        lanes = [level, SPECULATIVE] + ([level + 1] if self._ahead < self._max_ahead else [])
+        times = [t for t in map(self._lane_time, lanes) if t is not None]
         return min(times) if times else None
+
+    def _lane_time(self, lane: int) -> float | None:
+        """When the lane's first host may start (one ready already: its time)."""
+        entry = self._first_live(self._ready.get(lane))
+        if entry is not None:
+            return self._scheduled[entry[2]][0]
+        entry = self._first_live(self._later.get(lane))
+        return entry[0] if entry is not None else None
 
     def fetched(self, item: QueuedUrl) -> None:
         """The fetch of item ended and its slot was released: its host may be
@@ -221,7 +242,8 @@ class HostFrontier(TotalQueue):
         previous = self._reserved.pop(item.id, None)
         if item.level > self.current_level:
             self._ahead -= 1
-        self._insert(item.id, host)
+        self._waiting_by_level[item.level] += 1
+        self._waiting.put_back(host, item)
         if not_before is not None:
             self._not_before[host] = max(not_before, self._not_before.get(host, not_before))
         self._scheduled.pop(host, None)   # its head changed: schedule it anew
@@ -235,81 +257,69 @@ class HostFrontier(TotalQueue):
             self._schedule(host)
 
     def done(self, item: QueuedUrl) -> None:
-        """item is fully processed: its children were pushed before this call."""
-        self._processed += 1   # (items of a level are done only once it is open)
+        """item is fully processed (its children were pushed before this
+        call): counted, and forgotten."""
+        self._levels.done(item.level)   # (items of a level are done only once it is open)
         self._close_levels()
 
     def exhausted(self) -> bool:
         """Every queued URL handed out and processed."""
-        return self._processed == len(self._queue)
+        return self._levels.exhausted()
 
     # -- inside -------------------------------------------------------------------
     def _wait(self, item: QueuedUrl, host: str) -> None:
-        """Append item to host's chain (and schedule the host if it was idle)."""
+        """Append item to host's queue (and schedule the host if it was idle)."""
         self._waiting_by_level[item.level] += 1
-        tail = self._tail.get(host, NONE)
-        if tail == NONE:
-            self._head[host] = item.id
-        else:
-            self._next[tail] = item.id
-        self._tail[host] = item.id
-        if tail == NONE:
+        self._waiting.append(host, item)
+        if self._waiting.waiting(host) == 1:
             self._scheduled.pop(host, None)   # it may wait in the speculative lane
             self._schedule(host)
-
-    def _insert(self, item_id: int, host: str) -> None:
-        """Put an item handed out before back into host's chain in id order, so a
-        level's URLs never wait behind the next level's (a requeue is rare: a
-        retry, a redirect, a host's first robots.txt; the walk is short)."""
-        self._waiting_by_level[self._queue[item_id].level] += 1
-        previous, current = NONE, self._head.get(host, NONE)
-        while current != NONE and current < item_id:
-            previous, current = current, self._next[current]
-        self._next[item_id] = current
-        if previous == NONE:
-            self._head[host] = item_id
-        else:
-            self._next[previous] = item_id
-        if current == NONE:
-            self._tail[host] = item_id
 
     def _schedule(self, host: str) -> None:
         """Put host in the heap of its head's level at the time it may start;
         nowhere when it has nothing waiting or all its slots are busy."""
-        head = self._head.get(host, NONE)
-        if host in self._scheduled or (head == NONE and not self._speculative.get(host)):
+        if host in self._scheduled:
+            return
+        head = self._waiting.head(host)
+        if head is None and not self._speculative.get(host):
             return
         ready = ready_time(self._readiness, self._not_before, self._stalled, host)
         if ready is None:
             return
         self._seq += 1
         self._scheduled[host] = (ready, self._seq)
-        lane = self._queue[head].level if head != NONE else SPECULATIVE
-        heapq.heappush(self._heaps.setdefault(lane, []), (ready, self._seq, host))
+        lane = head[0] if head is not None else SPECULATIVE
+        heapq.heappush(self._later.setdefault(lane, []), (ready, self._seq, host))
+
+    def _promote(self, lane: int, now: float) -> None:
+        """The lane's hosts whose time has come move to its ready heap, by
+        their head's id (speculative ones in the order they were scheduled)."""
+        later = self._later.get(lane)
+        while later and later[0][0] <= now:
+            _, seq, host = heapq.heappop(later)
+            if self._scheduled.get(host, NOT_SCHEDULED)[1] == seq:
+                head = self._waiting.head(host)
+                key = head[1] if head is not None else seq
+                heapq.heappush(self._ready.setdefault(lane, []), (key, seq, host))
 
     def _take(self, entry: tuple[float, int, str], now: float) -> QueuedUrl | None:
         """The head URL of the entry's host, with a slot reserved; None if the
         entry is stale or the host turns out not to be ready."""
-        ready, seq, host = entry
-        if self._scheduled.get(host) != (ready, seq):
+        _, seq, host = entry
+        if self._scheduled.get(host, NOT_SCHEDULED)[1] != seq:
             return None
         del self._scheduled[host]
-        if self._head.get(host, NONE) == NONE:
+        if not self._waiting.waiting(host):
             return self._take_speculative(host, now)
         if not self._readiness.try_start(host, now):
             self._schedule(host)   # its state moved on (a hold-off): ask again
             return None
-        head = self._head[host]
-        following = self._next[head]
-        if following == NONE:
-            del self._head[host], self._tail[host]
-        else:
-            self._head[host] = following
+        item = self._waiting.take(host)
         self._not_before.pop(host, None)
-        self._waiting_by_level[self._queue[head].level] -= 1
-        self._reserved[head] = host
+        self._waiting_by_level[item.level] -= 1
+        self._reserved[item.id] = host
         self._schedule(host)   # per-host > 1: it may have another slot
-        return self._queue[head]
+        return item
 
     def _take_speculative(self, host: str, now: float) -> QueuedUrl | None:
         waiting = self._speculative.get(host, [])
@@ -326,19 +336,12 @@ class HostFrontier(TotalQueue):
         self._schedule(host)
         return item
 
-    def _first_live(self, heap: list | None) -> float | None:
-        """The time of the heap's first live entry (stale ones are dropped)."""
-        while heap and self._scheduled.get(heap[0][2]) != heap[0][:2]:
+    def _first_live(self, heap: list | None) -> tuple | None:
+        """The heap's first live entry (stale ones are dropped)."""
+        while heap and self._scheduled.get(heap[0][2], NOT_SCHEDULED)[1] != heap[0][1]:
             heapq.heappop(heap)
-        return heap[0][0] if heap else None
+        return heap[0] if heap else None
 
     def _close_levels(self) -> None:
-        # The design paper's rule: the first flag once seeds exist, each later one
-        # when the level before it is completely processed.
-        if not self._flags:
-            if self._queue:
-                self._flags.append(len(self._queue))
-            return
-        while self._processed == self._flags[-1] and len(self._queue) > self._flags[-1]:
-            self._flags.append(len(self._queue))
+        while self._levels.open_next():
             self._ahead = 0   # what was fetched ahead belongs to the open level now
