@@ -120,9 +120,13 @@ class SieveSeen:
 
     def _empty(self) -> None:
         self._buffer: set[int] = set()   # newest fingerprints, unsorted
-        self._run = array(_KEY)          # older ones, sorted, still in RAM
+        self._set_run(np.empty(0, dtype=np.uint64))   # older ones, sorted, still in RAM
         self._index = array(_KEY)        # first fingerprint of each block of the file
         self._on_disk = 0                # fingerprints in the file
+
+    def _set_run(self, run: np.ndarray) -> None:
+        self._run = run
+        self._run_keys = memoryview(run)   # indexed as Python ints: bisect without numpy scalars
 
     @property
     def directory(self) -> Path | None:
@@ -149,7 +153,7 @@ class SieveSeen:
     def _holds(self, key: int) -> bool:
         if key in self._buffer:
             return True
-        run = self._run
+        run = self._run_keys
         at = bisect_left(run, key)
         if at < len(run) and run[at] == key:
             return True
@@ -169,8 +173,7 @@ class SieveSeen:
         """Merge the buffer into the sorted run in RAM; a full run goes to the file."""
         new = np.fromiter(self._buffer, dtype=np.uint64, count=len(self._buffer))
         new.sort()
-        run = np.frombuffer(self._run, dtype=np.uint64)
-        self._run = array(_KEY, np.insert(run, np.searchsorted(run, new), new).tobytes())
+        self._set_run(np.insert(self._run, np.searchsorted(self._run, new), new))
         self._buffer = set()
         if len(self._run) >= self._run_size:
             self.flush()
@@ -181,12 +184,12 @@ class SieveSeen:
             self._buffer_size, size = 0, self._buffer_size   # sort without a nested flush
             self._sort_buffer()
             self._buffer_size = size
-        if not self._run:
+        if not len(self._run):
             return
         index_parts: list[np.ndarray] = []
         written = 0
         with open(self._files.path(TEMPORARY_SUFFIX), "wb") as out:
-            for merged in self._merged_chunks(np.frombuffer(self._run, dtype=np.uint64)):
+            for merged in self._merged_chunks(self._run):
                 index_parts.append(merged[(-written) % BLOCK_KEYS::BLOCK_KEYS])
                 merged.tofile(out)
                 written += len(merged)
@@ -194,7 +197,7 @@ class SieveSeen:
         self._reopen()
         self._index = array(_KEY, np.concatenate(index_parts).tobytes())
         self._on_disk = written
-        self._run = array(_KEY)
+        self._set_run(np.empty(0, dtype=np.uint64))
         self._flushes += 1
 
     def _merged_chunks(self, new: np.ndarray):
@@ -227,7 +230,7 @@ class SieveSeen:
         (blocks read by lookups), ``flushes`` and ``disk_bytes`` (the file)."""
         count = len(self)
         memory = (sys.getsizeof(self._buffer) + sum(map(sys.getsizeof, self._buffer))
-                  + sys.getsizeof(self._run) + sys.getsizeof(self._index))
+                  + self._run.nbytes + sys.getsizeof(self._index))
         return {"adds": self._adds, "new": count, "lookups": self._lookups,
                 "probes": self._adds + self._lookups, "max_chain": 0, "distinct_keys": count,
                 "bytes": memory, "disk_reads": self._reads, "flushes": self._flushes,
