@@ -36,6 +36,7 @@ benchmarks/results/seen-scale.md, the section copied into RESULTS.md.
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import random
@@ -213,6 +214,10 @@ def disk_bytes(path: Path) -> int:
     return sum(p.stat().st_blocks * 512 for p in files if p.is_file())
 
 
+def peak_rss() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
 def run_child(name: str, n: int, directory: Path) -> dict:
     store = open_store(name, directory, n)
     tenth = max(1, 2 * n // TENTHS)
@@ -229,11 +234,13 @@ def run_child(name: str, n: int, directory: Path) -> dict:
                 news += sum(add_many([u for _, u in zip(range(BATCH), adds)]))
         seconds.append(time.perf_counter() - start)
         cpu.append(time.process_time() - start_cpu)
+        print(f"{name} {n:,}: tenth {len(seconds)}: {seconds[-1]:.1f} s wall, {cpu[-1]:.1f} s CPU, "
+              f"peak RSS {peak_rss() / 2**20:,.0f} MB", file=sys.stderr, flush=True)
     stats = store.stats() if hasattr(store, "stats") else {}
     where = store.disk() if hasattr(store, "disk") else directory
     return {"store": name, "n": n, "adds": tenth * TENTHS, "new": news,
             "seconds": time.perf_counter() - started, "tenths": seconds, "cpu_tenths": cpu,
-            "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+            "peak_rss": peak_rss(),
             "disk_bytes": disk_bytes(where), "structure_bytes": stats.get("bytes")}
 
 
@@ -242,9 +249,9 @@ def measure(name: str, n: int) -> dict:
                                      if (RESULTS.parent / "work").is_dir() else None) as tmp:
         child = subprocess.run([sys.executable, "-m", "benchmarks.seen_scale", "--child", name,
                                 "--sizes", str(n), "--work", tmp],
-                               cwd=REPO, capture_output=True, text=True)
+                               cwd=REPO, stdout=subprocess.PIPE, text=True)   # progress on stderr
     if child.returncode:
-        raise click.ClickException(f"{name} at {n}: {child.stderr.strip()[-400:]}")
+        raise click.ClickException(f"{name} at {n}: the child failed (exit {child.returncode})")
     return json.loads(child.stdout)
 
 
@@ -283,7 +290,17 @@ def section(runs: list[dict], command: str) -> str:
 
 
 def save(runs: list[dict], command: str) -> None:
-    stored = RESULTS / "seen-scale.json"
+    """Add the runs to the stored ones (one writer at a time: runs of several
+    sizes may go on side by side)."""
+    directory = os.open(RESULTS, os.O_RDONLY)   # the lock: flock on the results directory
+    try:
+        fcntl.flock(directory, fcntl.LOCK_EX)
+        merge_into(RESULTS / "seen-scale.json", runs, command)
+    finally:
+        os.close(directory)
+
+
+def merge_into(stored: Path, runs: list[dict], command: str) -> None:
     old = json.loads(stored.read_text(encoding="utf-8")) if stored.exists() else []
     keep = [r for r in old if (r["store"], r["n"]) not in {(x["store"], x["n"]) for x in runs}]
     every = sorted(keep + runs, key=lambda r: (r["n"], r["store"]))
