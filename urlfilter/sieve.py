@@ -21,8 +21,10 @@ whole file, so the fewer merges the better, and 8 bytes per fingerprint in a
 sorted array hold eight times more than a Python set; 10^8 distinct URLs
 cost 12 merges into the file.
 
-RAM: about 90 MB when the buffer and the run are full, whatever the size of
-the crawl, plus the index (1/64 byte per URL). Disk: 8 bytes per URL.
+RAM: about 90 MB when the buffer and the run are full (150 MB for the
+moment a full buffer is merged into a full run: the run is copied), whatever
+the size of the crawl, plus the index (1/64 byte per URL). Disk: 8 bytes
+per URL.
 
 Exactness: two different URLs with one fingerprint count as one, with
 probability about n**2 / 2**65 over n URLs (2.7e-4 for 10^8 URLs), as for
