@@ -206,8 +206,9 @@ CONTENT_OPTIONS = [
 
 # URL-seen algorithm, page reader, output.
 PARSE_OPTIONS = [
-    click.option("--dedup", type=click.Choice(sorted(SEEN_ALGORITHMS)), default="stringhash",
-                 show_default=True, help="URL-seen algorithm."),
+    click.option("--dedup", type=click.Choice(sorted(SEEN_ALGORITHMS)), default="sieve",
+                 show_default=True, help="URL-seen algorithm (sieve: exact, RAM bounded, "
+                                         "spills to the crawl's state/ directory)."),
     click.option("--seen-cache", type=click.IntRange(min=0), default=16_384, show_default=True,
                  help="Recently seen URLs answered before the --dedup structure (exact; "
                       "saves hashing repeated links); 0 = every link goes to the structure."),
@@ -902,7 +903,7 @@ DEMO_DEPTH = 6  # the demo site's levels are 0..6; deeper levels hold only the c
 @click.option("--workers", type=click.IntRange(min=1, max=256), default=4, show_default=True)
 @click.option("--delay", type=click.FloatRange(min=0), default=0.0, show_default=True,
               help="Seconds between two requests (the demo site is local, so 0 is polite enough).")
-@click.option("--dedup", type=click.Choice(sorted(SEEN_ALGORITHMS)), default="stringhash",
+@click.option("--dedup", type=click.Choice(sorted(SEEN_ALGORITHMS)), default="sieve",
               show_default=True)
 @click.option("--content-dedup", type=click.Choice(CONTENT_DEDUP_MODES), default="near",
               show_default=True, help="Which duplicate pages to mark (the site plants both kinds).")

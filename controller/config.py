@@ -81,7 +81,7 @@ class CrawlConfig:
     max_pages_per_host: int = 0       # URLs queued per host at most; 0 = no limit
     max_query_variants: int = 100     # distinct query strings per path at most; 0 = no limit
     max_pattern_depth: int = 10       # levels a URL pattern (path, digits as <n>) may reach below its first; 0 = no limit
-    dedup: str = "stringhash"         # URL-seen algorithm, see urlfilter.SEEN_ALGORITHMS
+    dedup: str = "sieve"              # URL-seen algorithm, see urlfilter.SEEN_ALGORITHMS
     seen_cache: int = 16_384          # recently seen URLs answered before the dedup structure; 0 = off
     frontier_ram: int = 256           # MB of queued URLs kept in RAM; past it they wait on disk
     bloom_capacity: int = 1_000_000   # expected URLs, for --dedup bloom

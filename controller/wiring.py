@@ -83,7 +83,10 @@ def trap_guard(config: CrawlConfig) -> TrapGuard:
 
 
 def url_seen(config: CrawlConfig):
-    seen = make_seen(config.dedup, capacity=config.bloom_capacity, error_rate=config.bloom_error)
+    # The sieve's file is rebuilt, not resumed: a new one starts empty and
+    # the engine adds the journaled URLs again (urlfilter/sieve.py).
+    seen = make_seen(config.dedup, capacity=config.bloom_capacity, error_rate=config.bloom_error,
+                     directory=config.out / STATE_DIR / "seen")
     return SeenCache(seen, config.seen_cache) if config.seen_cache else seen
 
 

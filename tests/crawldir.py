@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import csv
+import time
 from pathlib import Path
 
 
@@ -18,3 +19,10 @@ def committed(out: Path) -> int:
     """Rows in index.csv so far, by counting lines: cheap enough to poll."""
     path = out / "index.csv"
     return path.read_bytes().count(b"\n") - 1 if path.exists() else 0
+
+
+def wait_for_rows(out: Path, proc, target: int, seconds: float = 60) -> None:
+    """Until index.csv has ``target`` rows, the process ends, or ``seconds`` pass."""
+    deadline = time.monotonic() + seconds
+    while committed(out) < target and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)   # polling an observable condition, bounded by the deadline

@@ -144,7 +144,7 @@ def test_the_crawler_command_crawls_the_demo_site(tmp_path, demo_site, demo_serv
     assert "Traceback" not in done.stderr
 
 
-@pytest.mark.parametrize("dedup", ["set", "ascii", "intstring", "stringhash", "md5", "bloom"])
+@pytest.mark.parametrize("dedup", ["set", "ascii", "intstring", "stringhash", "md5", "bloom", "sieve"])
 def test_every_dedup_algorithm_crawls_the_same_urls(tmp_path, demo_site, demo_server, dedup):
     stats, rows = crawl_demo(demo_server, tmp_path / "out", max_depth=4, dedup=dedup)
     assert {path_of(r["url"]): int(r["level"]) for r in rows} == dict(demo_site.ground_truth(4).url_levels)

@@ -129,7 +129,7 @@ def test_resume_refuses_other_settings_and_names_the_difference(tmp_path, site):
     url, log = site
     out = tmp_path / "out"
     Crawl(make_crawl(out, url, max_pages=5, delay=0)).run()
-    with pytest.raises(OutputError, match="started with --dedup stringhash, not ascii"):
+    with pytest.raises(OutputError, match="started with --dedup sieve, not ascii"):
         Crawl(make_crawl(out, url, dedup="ascii"), resume=True)
     with pytest.raises(OutputError, match="started with --scope host, not any"):
         Crawl(make_crawl(out, url, scope="any"), resume=True)

@@ -1,20 +1,24 @@
 """URL-seen structures: one contract test over every exact algorithm, plus each algorithm's own facts."""
 from __future__ import annotations
 
+import gc
 import math
 import random
 import tracemalloc
+from array import array
 
 import pytest
 
+import urlfilter.sieve as sieve
 import urlfilter.stringhash as stringhash
 from urlfilter import SEEN_ALGORITHMS, UrlSeen, make_seen
 from urlfilter.bloom import BloomSeen
 from urlfilter.intstring import java_hashcode, java_hashcode_reference
+from urlfilter.sieve import SieveSeen
 from urlfilter.stringhash import (CRYPT_TABLE, StringHashSeen, mpq_hash_reference,
                                   mpq_hashes)
 
-EXACT = ["set", "ascii", "intstring", "stringhash", "md5"]
+EXACT = ["set", "ascii", "intstring", "stringhash", "md5", "sieve"]
 STATS_KEYS = {"adds", "new", "lookups", "probes", "max_chain", "distinct_keys", "bytes"}
 
 
@@ -94,7 +98,7 @@ def test_make_seen_rejects_unknown_name_listing_valid_ones():
         make_seen("sha1")
     message = str(error.value)
     assert "'sha1'" in message
-    for name in ("set", "ascii", "intstring", "stringhash", "md5", "bloom"):
+    for name in ("set", "ascii", "intstring", "stringhash", "md5", "bloom", "sieve"):
         assert name in message
 
 
@@ -239,6 +243,121 @@ def test_bloom_has_no_false_negatives_and_about_the_target_false_positive_rate()
     others = (f"http://example.org/other/{i}" for i in range(n))
     false_positives = sum(url in seen for url in others)
     assert p / 2 * n <= false_positives <= 2 * p * n
+
+
+# -- Sieve (RAM buffers over a sorted file) -------------------------------------
+
+def sieve_file(directory) -> list[int]:
+    [path] = directory.glob("keys.*")
+    keys = array("Q")
+    keys.frombytes(path.read_bytes())
+    return keys.tolist()
+
+
+def test_sieve_answers_like_a_set_through_every_level(tmp_path):
+    # Tiny levels: the buffer is sorted into the RAM run every 16 new URLs and
+    # the run merged into the file every 64, so answers come from all three.
+    rng = random.Random(9)
+    stream = interleave_duplicates(rng, random_urls(rng, 3000) + adversarial_urls(rng))
+    seen = SieveSeen(tmp_path, buffer_size=16, run_size=64)
+    assert_behaves_like_a_set(seen, stream)
+    stats = seen.stats()
+    assert stats["flushes"] >= len(seen) // 64 - 1
+    assert stats["disk_reads"] > len(stream) // 2
+    keys = sieve_file(tmp_path)
+    assert keys == sorted(set(keys)) and len(keys) == stats["disk_bytes"] // 8
+    assert {sieve.fingerprint(url) for url in stream} >= set(keys)
+    seen.flush()
+    assert len(sieve_file(tmp_path)) == len(seen) == len(set(stream))
+    assert all(url in seen for url in stream)
+
+
+def test_sieve_lookup_reads_one_block_at_most(tmp_path):
+    seen = SieveSeen(tmp_path, buffer_size=8, run_size=8)
+    urls = [f"http://h.test/{i}" for i in range(5000)]
+    for url in urls:
+        seen.add(url)
+    seen.flush()
+    before = seen.stats()["disk_reads"]
+    assert all(url in seen for url in urls[::50])
+    assert seen.stats()["disk_reads"] - before == len(urls[::50])
+    assert len(sieve_file(tmp_path)) > 2 * sieve.BLOCK_KEYS     # more than one block to choose from
+
+
+def test_sieve_writes_nothing_before_its_first_flush(tmp_path):
+    seen = SieveSeen(tmp_path / "seen", buffer_size=100, run_size=1000)
+    for i in range(999):
+        seen.add(f"http://h.test/{i}")
+    assert not (tmp_path / "seen").exists()
+    seen.add("http://h.test/last")
+    assert [p.name.startswith("keys.") for p in (tmp_path / "seen").iterdir()] == [True]
+
+
+def test_sieve_starts_empty_over_files_a_killed_crawl_left(tmp_path):
+    first = SieveSeen(tmp_path, buffer_size=4, run_size=4)
+    for url in ("http://h.test/a", "http://h.test/b", "http://h.test/c", "http://h.test/d"):
+        first.add(url)
+    first._closer.detach()              # as a kill -9 would: the file stays
+    assert len(list(tmp_path.glob("keys.*"))) == 1
+    second = SieveSeen(tmp_path, buffer_size=4, run_size=4)
+    assert list(tmp_path.glob("keys.*")) == []
+    assert len(second) == 0 and "http://h.test/a" not in second
+    assert second.add("http://h.test/a") is True
+
+
+def test_sieve_removes_its_files_when_closed_or_collected(tmp_path):
+    seen = SieveSeen(tmp_path / "one", buffer_size=2, run_size=2)
+    seen.add("http://h.test/a"), seen.add("http://h.test/b")
+    assert (tmp_path / "one").is_dir()
+    seen.close()
+    assert not (tmp_path / "one").exists() and len(seen) == 0
+    assert seen.add("http://h.test/a") is True
+    other = SieveSeen(tmp_path / "two", buffer_size=2, run_size=2)
+    other.add("http://h.test/a"), other.add("http://h.test/b")
+    del other
+    gc.collect()
+    assert not (tmp_path / "two").exists()
+
+
+def test_sieve_keeps_its_file_when_a_later_sieve_of_the_directory_is_collected(tmp_path):
+    # A crawl restarted in one process: the old sieve goes after the new one began.
+    old = SieveSeen(tmp_path, buffer_size=2, run_size=2)
+    old.add("http://h.test/old"), old.add("http://h.test/older")
+    new = SieveSeen(tmp_path, buffer_size=2, run_size=2)
+    new.add("http://h.test/a"), new.add("http://h.test/b")
+    del old
+    gc.collect()
+    new.add("http://h.test/c"), new.add("http://h.test/d")      # merges with its file
+    assert all(f"http://h.test/{x}" in new for x in "abcd") and len(new) == 4
+
+
+def test_sieve_without_a_directory_uses_a_temporary_one(tmp_path):
+    seen = make_seen("sieve")
+    assert seen.directory is None
+    small = SieveSeen(buffer_size=1, run_size=1)
+    small.add("http://h.test/a")
+    directory = small.directory
+    assert directory.is_dir()
+    small.close()
+    assert not directory.exists()
+
+
+def test_sieve_identifies_urls_by_fingerprint_only(tmp_path, monkeypatch):
+    # What a 64-bit collision would do, in RAM and on disk alike.
+    monkeypatch.setattr(sieve, "fingerprint", lambda url: len(url))
+    seen = SieveSeen(tmp_path, buffer_size=2, run_size=2)
+    assert seen.add("http://h/a") is True
+    assert seen.add("http://h/c") is False                 # same fingerprint: a false positive
+    assert seen.add("http://h/bb") is True                 # flushed to the file
+    assert seen.add("http://h/zz") is False and seen.add("http://h/c") is False
+    assert seen.stats()["disk_reads"] >= 2
+
+
+def test_sieve_sizes_must_nest():
+    with pytest.raises(ValueError, match="buffer_size"):
+        SieveSeen(buffer_size=0)
+    with pytest.raises(ValueError, match="run_size"):
+        SieveSeen(buffer_size=8, run_size=4)
 
 
 # -- memory accounting ------------------------------------------------------------

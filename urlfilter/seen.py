@@ -14,11 +14,13 @@ from __future__ import annotations
 import hashlib
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from urlfilter.asciisum import AsciiSumSeen
 from urlfilter.bloom import BloomSeen
 from urlfilter.intstring import IntStringSeen
+from urlfilter.sieve import SieveSeen
 from urlfilter.stringhash import StringHashSeen
 
 __all__ = ["SEEN_ALGORITHMS", "Md5Seen", "SetSeen", "UrlSeen", "make_seen"]
@@ -128,15 +130,19 @@ SEEN_ALGORITHMS: dict[str, Callable[..., UrlSeen]] = {
     "stringhash": StringHashSeen,
     "md5": Md5Seen,
     "bloom": BloomSeen,
+    "sieve": SieveSeen,
 }
 
 
-def make_seen(name: str, *, capacity: int = 1_000_000, error_rate: float = 1e-3) -> UrlSeen:
+def make_seen(name: str, *, capacity: int = 1_000_000, error_rate: float = 1e-3,
+              directory: str | Path | None = None) -> UrlSeen:
     """A new, empty structure by registry name; ValueError names the valid ones.
 
     ``capacity`` (URLs expected) and ``error_rate`` (target false-positive
     rate) size the Bloom filter only.  The other structures grow on demand:
     pre-sizing stringhash for a million URLs would cost 27 MB up front.
+    ``directory`` is where the sieve keeps its file (emptied first; None: a
+    temporary directory of its own); the in-RAM structures ignore it.
     """
     factory = SEEN_ALGORITHMS.get(name)
     if factory is None:
@@ -144,4 +150,6 @@ def make_seen(name: str, *, capacity: int = 1_000_000, error_rate: float = 1e-3)
                          f"{', '.join(SEEN_ALGORITHMS)}")
     if name == "bloom":
         return factory(capacity=capacity, error_rate=error_rate)
+    if name == "sieve":
+        return factory(directory)
     return factory()
