@@ -38,6 +38,7 @@ from dataclasses import dataclass, replace
 
 from controller.config import CrawlConfig
 from controller.speculation import Speculation
+from controller.orderreplay import restore_frontier
 from controller.resume import (JOURNAL_FILE, STATE_DIR, WARC_FILE, PreviousCrawl, finished_crawl,
                                load_previous, prepare_out_dir, save_settings, settings_of)
 from controller.shared import WORKER_ID_FILE
@@ -54,7 +55,7 @@ from textfilter.duplicates import ContentVerdict
 from textfilter.fingerprint import body_md5
 from urlfilter.traps import pattern_of
 from urllist import QueuedUrl
-from urllist.journal import PATTERNS_KEY, QueueJournal, Replay, replay
+from urllist.journal import PATTERNS_KEY, QueueJournal, Replay, ScoredPage, replay
 
 NO_VERDICT = ContentVerdict(None, None, None)
 POLL_SECONDS = 0.25  # how often the loop looks at stop requests while waiting
@@ -154,6 +155,10 @@ class Crawl:
         self._local_budget = bool(config.max_pages) and self.shared is None   # else Redis counts
         self._local_ids: set[int] = set()   # ids of the rows this directory holds already
         self._ordered = config.order != "bfs"   # urllist.ordered: levels corrected, none parked
+        # One fetch thread: the next URL is chosen once the page before it is
+        # recorded, so that every run (and a resumed one) chooses from the
+        # same state: the same fetch order, under every order.
+        self._one_by_one = config.workers == 1
         self._fetching = 0             # URLs in fetch threads
         self._resume: dict = {}        # id -> Continuation of a fetch that goes on later
         self._parked: list[tuple[QueuedUrl, Visit]] = []   # fetched ahead of their level
@@ -263,7 +268,7 @@ class Crawl:
                 item, visit = self._in_flight.pop(future)
                 fetch_ended = visit is None
                 visit = self._collect(item, future, visit)
-                if fetch_ended:
+                if fetch_ended and not self._one_by_one:
                     self._hand_out(fetchers)   # its host may go on now: before any recording
                 if visit is not None:
                     self._dispatch(item, visit)
@@ -324,6 +329,8 @@ class Crawl:
         fetching = self._fetching
         if len(in_flight) >= MAX_IN_FLIGHT_PER_WORKER * limits.workers:
             return []   # parsers are behind: bodies would pile up in memory
+        if self._one_by_one and in_flight:
+            return []
         if limits.max_seconds and time.monotonic() - self._started >= limits.max_seconds:
             self.request_stop("max-seconds")
         if self._local_budget and self._handed_out >= limits.max_pages:
@@ -633,6 +640,7 @@ class Crawl:
         if not duplicate:
             order.page(item, targets, anchors, digest.relevance)
         order.cpu_seconds += time.thread_time() - started   # what ordering costs
+        self.journal.scored(ScoredPage(item.id, duplicate, digest.relevance, targets, anchors))
         return new
 
     def _commit_shared(self, item: QueuedUrl, visit: Visit, digest: Digest):
@@ -789,8 +797,8 @@ class Crawl:
 
     def _restore(self, previous: PreviousCrawl, journal: Replay) -> None:
         """Rebuild frontier, seen-set, trap counters and tallies from the disk."""
+        journal = restore_frontier(self.frontier, self.journal.path, journal, previous)
         done = previous.done_ids
-        self.frontier.restore(journal.items, done)
         level_of = {item.id: item.level for item in journal.items}
         marks = [(level_of[source], url) for source, url in journal.seen_marks if source in done]
         # In level order, as they were first queued: the trap guard's pattern
@@ -819,8 +827,8 @@ class Crawl:
         if self.on_progress is None or now - self._last_progress < PROGRESS_SECONDS:
             return
         self._last_progress = now
-        level = self.frontier.current_level
         flags = self.frontier.level_flags
+        level = min(self.frontier.current_level, len(flags))   # an --order's: no level closes
         start = flags[level - 1] if level else 0
         done_before = sum(self.tally.level(k).urls for k in range(level))
         self.on_progress(Snapshot(

@@ -5,6 +5,8 @@ crash tests that a signal from outside cannot aim:
   after-archive  a changed page's WARC record is written, its visit row not
   after-row      a changed page's visit row is written, its files not in place
   enqueue        the first link new to the crawl is queued, the others not
+  commit:N       the N-th page this process commits has all of its journal
+                 lines written (children, order event, links not queued), its row not
 """
 import os
 import sys
@@ -38,6 +40,10 @@ elif point == "after-row":
 elif point == "enqueue":
     after(Crawl, "_enqueue", lambda self, urls, level, parent_id: isinstance(self, revisits.Revisits)
           and self.frontier is self._main)
+elif point.startswith("commit:"):
+    from urllist.journal import QueueJournal
+    pages = iter(range(int(point.split(":")[1]) - 1, -1, -1))   # the seeds' line is not a page's
+    after(QueueJournal, "skipped", lambda self, source, *_: source is not None and next(pages) == 0)
 else:
     raise SystemExit(f"no such point: {point}")
 sys.argv = ["crawler", *args]
