@@ -157,8 +157,9 @@ class Crawl:
         self._ordered = config.order != "bfs"   # urllist.ordered: levels corrected, none parked
         # One fetch thread: the next URL is chosen once the page before it is
         # recorded, so that every run (and a resumed one) chooses from the
-        # same state: the same fetch order, under every order.
-        self._one_by_one = config.workers == 1
+        # same state: the same fetch order, under every order. (A shared
+        # crawl's order is its workers' race anyway.)
+        self._one_by_one = config.workers == 1 and self.shared is None
         self._fetching = 0             # URLs in fetch threads
         self._resume: dict = {}        # id -> Continuation of a fetch that goes on later
         self._parked: list[tuple[QueuedUrl, Visit]] = []   # fetched ahead of their level
@@ -300,7 +301,7 @@ class Crawl:
     def _wait_seconds(self) -> float:
         """How long the loop may wait for a finished future: until the next host
         is ready, if a fetch thread is free to take it."""
-        if (self._fetching >= self.config.workers or self.stop_reason
+        if (self._fetching >= self.config.workers or self.stop_reason or self._one_at_a_time()
                 or len(self._in_flight) >= MAX_IN_FLIGHT_PER_WORKER * self.config.workers):
             return POLL_SECONDS   # nothing could be handed out: wait for a future
         ready = self.frontier.next_ready(self._gate.clock())
@@ -314,6 +315,10 @@ class Crawl:
         them on every turn of the loop, and the lock traffic cost real CPU.)"""
         self._in_flight[future] = (item, visit)
         future.add_done_callback(self._done.put)
+
+    def _one_at_a_time(self) -> bool:
+        """One fetch thread, and a page handed out not recorded yet: no URL now."""
+        return self._one_by_one and bool(self._in_flight)
 
     def request_stop(self, reason: str) -> None:
         """Stop handing out URLs; requests already sent finish and are recorded.
@@ -329,7 +334,7 @@ class Crawl:
         fetching = self._fetching
         if len(in_flight) >= MAX_IN_FLIGHT_PER_WORKER * limits.workers:
             return []   # parsers are behind: bodies would pile up in memory
-        if self._one_by_one and in_flight:
+        if self._one_at_a_time():
             return []
         if limits.max_seconds and time.monotonic() - self._started >= limits.max_seconds:
             self.request_stop("max-seconds")
