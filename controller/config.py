@@ -325,7 +325,7 @@ def _check_extraction(config: CrawlConfig) -> None:
 # queues listed pages as links no page scored yet.
 ORDER_REFUSALS = {
     "--redis": "a shared crawl's queue lives in Redis in level order, and an order's scores "
-               "in one process (moving them onto the shared storage is issue 25)",
+               "in one process",
 }
 
 

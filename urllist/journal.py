@@ -30,8 +30,9 @@ Lines, tab-separated (URLs are normalized, so they hold no tabs):
                                              comma-separated (- : all 0.0)
 
 A crawl under another order rebuilds the order's state by replaying its
-committed pages, in index.csv's order, through the same calls
-(controller/orderreplay.py); journals without P lines (bfs) read as before.
+committed pages' P lines, in the order they were written (the commit
+order), through the same calls (controller/orderreplay.py); journals
+without P lines (bfs) read as before.
 """
 from __future__ import annotations
 
