@@ -17,6 +17,7 @@ from manyhosts import SERVER_SIDE, many_hosts
 from test_host_frontier import bfs_levels
 from urllist.ordered import OrderedFrontier
 from urllist.orders import NAMES, SEED_PRIORITY, Opic, make_order
+from urllist.journal import ScoredPage
 from urllist.queued import QueuedUrl
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -329,3 +330,62 @@ def test_best_first_takes_scores_in_one_resolution_step_in_the_order_found(name)
         return [i.id for i in frontier.pop(3, now=0.0)]
     assert second_pop({}) == [3, 1, 2]                    # the noise is a tie: found first, first
     assert second_pop({"resolution": "0"}) == [3, 2, 1]   # every difference ranks
+
+
+def graph_links(i):
+    """A small web of pages 0..59 on two hosts: children, a cross link, home."""
+    return [j for j in (2 * i + 1, 2 * i + 2, (i * 7 + 3) % 60, 0) if j < 60]
+
+
+class Simulated:
+    """A one-worker crawl of graph_links in an OrderedFrontier, with the
+    calls the engine makes; ``events``: what the journal's P lines hold.
+    With ``replay`` (items, committed ids, events): a resumed one."""
+
+    def __init__(self, name, params, replay=None):
+        self.order = make_order(name, dict(params))
+        self.ready = Readiness()
+        self.frontier = OrderedFrontier(host_of, self.ready, self.order, max_depth=5)
+        self.order.bind(self.frontier)
+        if replay:
+            self.items, committed, self.events = list(replay[0]), replay[1], list(replay[2])
+            self.frontier.restore(self.items, committed, self.events)
+        else:
+            self.items, self.events = [QueuedUrl(0, self.url(0), 0, None)], []
+            self.frontier.push(self.items)
+
+    @staticmethod
+    def url(page):
+        return f"http://{'ab'[page % 2]}/{page}"
+
+    def step(self):
+        [item] = self.frontier.pop(1, now=0.0)
+        page = int(item.url.rsplit("/", 1)[1])
+        links = list(dict.fromkeys(self.url(j) for j in graph_links(page)))
+        new = [QueuedUrl(len(self.items) + k, url, self.frontier.levels[item.id] + 1, item.id)
+               for k, url in enumerate(u for u in links if self.frontier.id_of(u) is None)]
+        self.items += new
+        self.frontier.push(new)
+        targets = [self.frontier.id_of(url) for url in links]
+        anchors = [((t * 13) % 7) / 7 for t in targets]
+        relevance = (page % 5) / 5
+        self.frontier.linked(item.id, targets)
+        self.order.page(item, targets, anchors, relevance)
+        self.events.append((len(self.items), ScoredPage(item.id, False, relevance, targets, anchors)))
+        self.ready.busy.clear()
+        self.frontier.fetched(item)
+        self.frontier.done(item)
+        return item.id
+
+
+@pytest.mark.parametrize("name, params", [(name, ()) for name in NAMES if name != "bfs"]
+                         + [("importance", (("pagerank_every", "4"),)), ("aco", (("q0", "0.5"),)),
+                            ("best-n-first", (("n", "5"),))])
+def test_an_order_replayed_from_its_journal_events_goes_on_as_the_live_one(name, params):
+    live = Simulated(name, params)
+    committed = {live.step() for _ in range(17)}
+    resumed = Simulated(name, params, replay=(live.items, committed, live.events))
+    assert list(resumed.frontier.levels) == list(live.frontier.levels)
+    assert ([resumed.order.priority(i) for i in range(len(live.items))]
+            == [live.order.priority(i) for i in range(len(live.items))])
+    assert [resumed.step() for _ in range(25)] == [live.step() for _ in range(25)]

@@ -54,8 +54,9 @@ class OrderedFrontier(TotalQueue):
         self._out: dict[int, array] = {}           # fetched id -> ids it links to
         self._urls: dict[str, list] = {}           # host -> heap of (-priority, id, stamp): ties by id
         self._all: list = []                       # the same entries, every host's (for window=K)
-        self._ready: list[tuple[float, int, str]] = []   # (-best priority, seq, host)
-        self._later: list[tuple[float, int, str]] = []   # (time it may start, seq, host)
+        # (-best priority, its id: ties by id, seq, host) and (time it may start, 0, seq, host)
+        self._ready: list[tuple[float, int, int, str]] = []
+        self._later: list[tuple[float, int, int, str]] = []
         self._entry: dict[str, tuple] = {}         # host -> (seq, key) of its live heap entry
         self._stalled: set[str] = set()            # hosts with work, all slots busy
         self._reserved: dict[int, str] = {}        # id handed out -> host whose slot it holds
@@ -123,7 +124,6 @@ class OrderedFrontier(TotalQueue):
         if replayed != len(done_ids):
             raise ValueError(f"it holds what the order heard of {replayed} of the "
                              f"{len(done_ids)} committed pages, so the order cannot be rebuilt")
-        self.order.replayed(replayed)
 
     # -- links and levels ----------------------------------------------------
     def linked(self, parent_id: int, targets: list[int]) -> None:
@@ -205,17 +205,18 @@ class OrderedFrontier(TotalQueue):
             return
         self._seq += 1
         self._entry[host] = (self._seq, None)
-        heapq.heappush(self._later, (ready, self._seq, host))
+        heapq.heappush(self._later, (ready, 0, self._seq, host))
 
     def _enqueue_ready(self, host: str, key: float) -> None:
         self._seq += 1
         self._entry[host] = (self._seq, key)
-        heapq.heappush(self._ready, (key, self._seq, host))
+        self._best(host)   # its stale entries dropped: the top is its best URL
+        heapq.heappush(self._ready, (key, self._urls[host][0][1], self._seq, host))
 
     def _promote(self, now: float) -> None:
         """Hosts whose time has come move to the ready heap, by their best URL."""
         while self._later and self._later[0][0] <= now:
-            _, seq, host = heapq.heappop(self._later)
+            _, _, seq, host = heapq.heappop(self._later)
             if self._entry.get(host, (None,))[0] != seq:
                 continue
             del self._entry[host]
@@ -224,7 +225,7 @@ class OrderedFrontier(TotalQueue):
                 self._enqueue_ready(host, best)
 
     def _live(self, heap: list) -> tuple | None:
-        while heap and self._entry.get(heap[0][2], (None,))[0] != heap[0][1]:
+        while heap and self._entry.get(heap[0][3], (None,))[0] != heap[0][2]:
             heapq.heappop(heap)
         return heap[0] if heap else None
 
@@ -237,11 +238,11 @@ class OrderedFrontier(TotalQueue):
         floor = self._floor()
         while len(items) < n:
             top = self._live(self._ready)
-            if top is None or (floor is not None and top[0] > floor and self._best(top[2]) > floor):
+            if top is None or (floor is not None and top[0] > floor and self._best(top[3]) > floor):
                 break   # the best ready host's best is not among the window's: wait for theirs
             if self.order.explores:
                 self._draw()   # the order's pick may go to the top of the ready heap
-            key, _, host = heapq.heappop(self._ready)
+            key, _, _, host = heapq.heappop(self._ready)
             del self._entry[host]
             best = self._best(host)
             if best is None:
@@ -266,11 +267,11 @@ class OrderedFrontier(TotalQueue):
         the draws change nothing, so its fetch order does not hang on them)."""
         if len(self._ready) < 2 or not self.order.explore():
             return
-        live = [(key, seq, host) for key, seq, host in self._ready
-                if self._entry.get(host, (None,))[0] == seq and self._best(host) is not None]
+        live = sorted(host for _, _, seq, host in self._ready
+                      if self._entry.get(host, (None,))[0] == seq and self._best(host) is not None)
         if len(live) < 2:
             return
-        pick = live[self.order.choose([self._urls[host][0][1] for _, _, host in live])][2]
+        pick = live[self.order.choose([self._urls[host][0][1] for host in live])]
         self._enqueue_ready(pick, float("-inf"))
 
     def out_links(self) -> dict[int, array]:
@@ -293,7 +294,7 @@ class OrderedFrontier(TotalQueue):
 
     def next_ready(self, now: float) -> float | None:
         top, floor = self._live(self._ready), self._floor()
-        if top is not None and (floor is None or top[0] <= floor or self._best(top[2]) <= floor):
+        if top is not None and (floor is None or top[0] <= floor or self._best(top[3]) <= floor):
             return now
         later = self._live(self._later)
         return later[0] if later else None   # else a fetch ending wakes a window's host

@@ -39,8 +39,9 @@ re-scored. Parameters come from ``--order-param KEY=VALUE``.
 Resuming: an order's state is a function of the pages it heard of, in the
 order it heard of them, and of nothing else (no clock, no thread), so
 OrderedFrontier.restore rebuilds it by replaying the committed pages; the
-one generator, aco's, is drawn from only when two hosts compete and is
-seeded again from the pages replayed (``replayed``).
+one generator, aco's, is drawn from only when two hosts compete, and is
+seeded anew after each page from (seed, pages heard of), so a replay
+leaves it where the uninterrupted crawl had it.
 """
 from __future__ import annotations
 
@@ -114,9 +115,6 @@ class Order:
         return False
 
     explores = False
-
-    def replayed(self, pages: int) -> None:
-        """The state of ``pages`` committed pages was rebuilt (--resume)."""
 
     def _seed(self, item_id: int) -> bool:
         return self._parent[item_id] == SEED
@@ -366,6 +364,7 @@ class Aco(BestFirst):
         self._scale = 1.0           # evaporation so far: true pheromone = tau * _scale
         self._children: dict[int, list[int]] = {}   # page -> the URLs first found on it
         self.rng = random.Random(int(self.p["seed"]))
+        self._pages = 0
 
     def added(self, item: QueuedUrl) -> None:
         super().added(item)
@@ -389,6 +388,8 @@ class Aco(BestFirst):
             self.frontier.rescore(self._children.get(node, ()))
             node = self._parent[node]
         super().page(item, targets, anchor, relevance)
+        self._pages += 1
+        self.rng = random.Random(f"{int(self.p['seed'])}:{self._pages}")
 
     def _rebase(self) -> None:
         """Evaporation is kept as one factor; before it underflows, fold it
@@ -422,9 +423,6 @@ class Aco(BestFirst):
     def explore(self) -> bool:
         return self.rng.random() >= self.p["q0"]
 
-    def replayed(self, pages: int) -> None:
-        # not the draws of the run before again: a generator of its own per resume point
-        self.rng = random.Random(f"{int(self.p['seed'])}:{pages}")
 
     def choose(self, candidates: list[int]) -> int:
         """One of the candidate URLs, drawn in proportion to tau^alpha * eta^beta."""
