@@ -33,6 +33,7 @@ class Admission:
 
     local_budget = True    # --max-pages is counted here (a shared crawl's, in Redis)
     fetches_ahead = True   # URLs may be fetched before they are queued (controller/speculation.py)
+    repeatable = True      # one fetch thread fetches in the same order every run
 
     def __init__(self, crawl) -> None:
         self.crawl = crawl
@@ -158,6 +159,7 @@ class SharedAdmission(Admission):
 
     local_budget = False    # Redis counts the pages of every worker
     fetches_ahead = False   # a shared crawl fetches nothing it has not leased
+    repeatable = False      # the workers' race decides who fetches what
 
     def begin(self) -> None:
         """The seeds went to Redis when the crawl was created: joining is all."""

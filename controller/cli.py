@@ -25,7 +25,7 @@ from click.core import ParameterSource
 from controller.configfile import InputError, read_config, read_seed_file, settings_as_toml
 from controller.config import (CONTENT_DEDUP_MODES, DEFAULT_USER_AGENT, MAX_SIMHASH_DISTANCE,
                                ORDER_NAMES, TEXT_MODES, VERSION, ConfigError, CrawlConfig,
-                               ca_bundle_problem, default_processes)
+                               ca_bundle_problem, default_processes, order_refusal)
 from controller.engine import Crawl
 from controller.localfailure import EXIT_LOCAL, LocalFailureError
 from controller.resume import (MUST_MATCH, SETTINGS_FILE, STATE_DIR, WARC_FILE, missing_secrets,
@@ -424,8 +424,8 @@ def crawl_from(ctx, seeds, out, resume, overwrite, seed_files, config_file, **op
     Python API's crawl() comes in here too, with its keywords as options)."""
     seeds, out, from_file = _seeds_and_config(ctx, seeds, out, seed_files, config_file, options)
     _read_topic_file(options)
-    if options["order"] != "bfs" and options["redis_url"]:
-        _refuse_order(options["order"])
+    if options["redis_url"] and (refusal := order_refusal(options["order"], "--redis")):
+        raise click.UsageError(refusal)
     redis_url, crawl_id, lease, partition, slots = (
         options.pop(name) for name in ("redis_url", "crawl_id", "lease_seconds", "partition", "slots"))
     if redis_url:
@@ -443,8 +443,6 @@ def crawl_from(ctx, seeds, out, resume, overwrite, seed_files, config_file, **op
                              overwrite, slots if partition == "host" else 0)
     if resume:
         seeds, options = _saved_settings(ctx, out, seeds, options, from_file)
-        if options.get("order", "bfs") != "bfs":
-            _refuse_order(options["order"])
     elif not seeds:
         raise click.UsageError("Missing argument 'SEED...': give at least one start URL, "
                                "or --resume to continue a crawl")
@@ -564,12 +562,6 @@ def _given_proxy_wins(options: dict, default) -> None:
         options["no_proxy"] = False
     if not default("no_proxy") and default("proxy"):
         options["proxy"] = ""
-
-
-def _refuse_order(order: str):
-    raise click.UsageError(f"--order {order} runs on one machine from the start: --resume and "
-                           f"--redis work with --order bfs only (so far); start it again with "
-                           f"--overwrite")
 
 
 def _read_topic_file(options: dict) -> None:
@@ -763,8 +755,7 @@ def _exit_for(stats: dict) -> None:
         if reason in (*EXIT_FOR_STOP, "max-seconds"):
             say(f"to go on with the shared crawl: crawler worker --redis URL --crawl-id "
                 f"{shared['crawl_id']} --out {out}", err=True)
-    elif reason in (*EXIT_FOR_STOP, "max-seconds", "max-pages") \
-            and stats["settings"].get("order", "bfs") == "bfs":   # other orders are not resumed yet
+    elif reason in (*EXIT_FOR_STOP, "max-seconds", "max-pages"):
         say(f"to continue this crawl: crawler crawl --out {out} --resume"
             + (" --max-pages N" if reason == "max-pages" else ""), err=True)
     if reason in EXIT_FOR_STOP:

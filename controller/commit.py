@@ -43,7 +43,8 @@ from getpage import Ask, FetchResult
 from textfilter.duplicates import ContentVerdict
 from textfilter.fingerprint import body_md5
 from urllist import QueuedUrl
-from urllist.journal import PATTERNS_KEY, Replay, replay
+from controller.orderreplay import replay_order
+from urllist.journal import PATTERNS_KEY, Replay, ScoredPage, replay
 
 NO_VERDICT = ContentVerdict(None, None, None)
 
@@ -214,8 +215,8 @@ class Commit:
     def _restore(self, previous: PreviousCrawl, journal: Replay) -> None:
         """Rebuild frontier, seen-set, trap counters and tallies from the disk."""
         crawl = self.crawl
+        journal = self.restore_frontier(previous, journal)
         done = previous.done_ids
-        crawl.frontier.restore(journal.items, done)
         level_of = {item.id: item.level for item in journal.items}
         marks = [(level_of[source], url) for source, url in journal.seen_marks if source in done]
         # In level order, as they were first queued: the trap guard's pattern
@@ -238,6 +239,11 @@ class Commit:
         for k in range(crawl.frontier.finished_levels):
             crawl.tally.level(k).m = flags[k + 1] if k + 1 < len(flags) else len(crawl.frontier)
         crawl.levels_closed = crawl.frontier.finished_levels
+
+    def restore_frontier(self, previous: PreviousCrawl, journal: Replay) -> Replay:
+        """The frontier rebuilt; the journal as the rest of the restore reads it."""
+        self.crawl.frontier.restore(journal.items, previous.done_ids)
+        return journal
 
     # -- the end ----------------------------------------------------------------
     def finish(self) -> dict:
@@ -327,7 +333,12 @@ class OrderedCommit(Commit):
         if not duplicate:
             order.page(item, targets, anchors, digest.relevance)
         order.cpu_seconds += time.thread_time() - started   # what ordering costs
+        crawl.journal.scored(ScoredPage(item.id, duplicate, digest.relevance, targets, anchors))
         return new
+
+    def restore_frontier(self, previous: PreviousCrawl, journal: Replay) -> Replay:
+        """The order's state replayed from its journaled events (controller/orderreplay.py)."""
+        return replay_order(self.crawl.frontier, self.crawl.journal.path, previous)
 
     def index_row(self, page: Page) -> dict:
         row = super().index_row(page)

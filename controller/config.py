@@ -319,10 +319,25 @@ def _check_extraction(config: CrawlConfig) -> None:
         raise ConfigError("extract", str(exc)) from None
 
 
+# The combinations of --order with another way of crawling that still make
+# no sense, and why: the one place they are refused (a usage error, exit 2).
+# Every other one works under every order: --resume and recrawl replay the
+# order's journaled page events (controller/orderreplay.py), --sitemaps
+# queues listed pages as links no page scored yet.
+ORDER_REFUSALS = {
+    "--redis": "a shared crawl's queue lives in Redis in level order, and an order's scores "
+               "in one process",
+}
+
+
+def order_refusal(order: str, way: str) -> str:
+    """Why --order ``order`` cannot go with ``way`` (a key of ORDER_REFUSALS); "" if it can."""
+    if order == "bfs" or way not in ORDER_REFUSALS:
+        return ""
+    return f"--order {order} does not go with {way}: {ORDER_REFUSALS[way]}; use --order bfs"
+
+
 def _sitemap_problem(config: CrawlConfig) -> str:
-    if (config.sitemaps or config.sitemap_urls) and config.order != "bfs":
-        return (f"--sitemaps and --sitemap work with --order bfs (so far): under --order "
-                f"{config.order} a listed page would rank as a seed")
     for url in config.sitemap_urls:
         problem = typed_url_problem(url) or (normalize(url) is None and "is not an http(s) URL")
         if problem:

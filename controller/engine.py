@@ -148,6 +148,10 @@ class Crawl:
         self.fetching_now = threading.local()   # a fetch thread's item: its redirect checks' source
         self.handed_out = 0
         self._local_budget = bool(config.max_pages) and self.admission.local_budget
+        # One fetch thread: the next URL is chosen once the page before it is
+        # recorded, so that every run (and a resumed one) chooses from the
+        # same state: the same fetch order, under every order.
+        self._one_by_one = config.workers == 1 and self.admission.repeatable
         self._fetching = 0             # URLs in fetch threads
         self._resume: dict = {}        # id -> Continuation of a fetch that goes on later
         self._parked: list[tuple[QueuedUrl, Visit]] = []   # fetched ahead of their level
@@ -238,7 +242,7 @@ class Crawl:
                 item, visit, ahead = self._in_flight.pop(future)
                 fetch_ended = visit is None
                 visit = self._collect(item, future, visit, ahead)
-                if fetch_ended:
+                if fetch_ended and not self._one_by_one:
                     self._hand_out(fetchers)   # its host may go on now: before any recording
                 if visit is not None:
                     self._dispatch(item, visit)
@@ -270,7 +274,7 @@ class Crawl:
     def _wait_seconds(self) -> float:
         """How long the loop may wait for a finished future: until the next host
         is ready, if a fetch thread is free to take it."""
-        if (self._fetching >= self.config.workers or self.stop_reason
+        if (self._fetching >= self.config.workers or self.stop_reason or self._one_at_a_time()
                 or len(self._in_flight) >= MAX_IN_FLIGHT_PER_WORKER * self.config.workers):
             return POLL_SECONDS   # nothing could be handed out: wait for a future
         ready = self.frontier.next_ready(self.gate.clock())
@@ -286,6 +290,10 @@ class Crawl:
         self._in_flight[future] = (item, visit, ahead)
         future.add_done_callback(self._done.put)
 
+    def _one_at_a_time(self) -> bool:
+        """One fetch thread, and a page handed out not recorded yet: no URL now."""
+        return self._one_by_one and bool(self._in_flight)
+
     def request_stop(self, reason: str) -> None:
         """Stop handing out URLs; requests already sent finish and are recorded.
         Safe in a signal handler: the loop does the rest (``_next_batch``)."""
@@ -300,6 +308,8 @@ class Crawl:
         limits = self.config
         if len(self._in_flight) >= MAX_IN_FLIGHT_PER_WORKER * limits.workers:
             return []   # parsers are behind: bodies would pile up in memory
+        if self._one_at_a_time():
+            return []
         if limits.max_seconds and time.monotonic() - self.started >= limits.max_seconds:
             self.request_stop("max-seconds")
         if self._local_budget and self.handed_out >= limits.max_pages:
@@ -487,8 +497,8 @@ class Crawl:
         if self.on_progress is None or now - self._last_progress < PROGRESS_SECONDS:
             return
         self._last_progress = now
-        level = self.frontier.current_level
         flags = self.frontier.level_flags
+        level = min(self.frontier.current_level, len(flags))   # an --order's: no level closes
         start = flags[level - 1] if level else 0
         done_before = sum(self.tally.level(k).urls for k in range(level))
         self.on_progress(Snapshot(

@@ -136,9 +136,6 @@ def _config_of(out: Path, quiet: bool, secrets: tuple = ((), "", False),
                    for name, value in saved.items() if name not in ("seeds", "out", "progress")}
     except (OSError, UnicodeError, json.JSONDecodeError, AttributeError) as exc:
         raise click.UsageError(f"{saved_file} cannot be read ({exc}); restore it") from None
-    if options.get("order", "bfs") != "bfs":
-        raise click.UsageError(f"{out} was crawled with --order {options['order']}, whose queue "
-                               f"is not kept on disk: recrawl works on --order bfs crawls")
     options["quiet"] = quiet
     options["ignore_robots"] = not options.pop("obey_robots", True)
     options["no_cookies"] = not options.pop("cookies", True)

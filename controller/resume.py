@@ -40,7 +40,8 @@ MUST_MATCH = ("seeds", "scope", "include", "exclude", "max_depth", "max_url_leng
               "dedup",
               "bloom_capacity", "bloom_error", "extractor", "fold_www", "drop_query",
               "obey_robots", "drop_params", "content_dedup", "simhash_distance", "text_mode",
-              "extract", "extract_from", "extract_exclude", "extract_jsonl", "warc")
+              "extract", "extract_from", "extract_exclude", "extract_jsonl", "warc",
+              "order", "order_params", "topic")
 
 
 @dataclass(frozen=True)
@@ -185,7 +186,7 @@ def settings_of(config: CrawlConfig) -> dict:
     settings = asdict(config)
     settings["out"] = str(config.out)
     for name in ("seeds", "include", "exclude", "drop_params", "extract", "extract_exclude",
-                 "headers"):
+                 "headers", "order_params"):
         settings[name] = list(settings[name])
     return public_settings(settings)
 

@@ -14,6 +14,7 @@ import pytest
 from getpage.politeness import PolitenessGate
 from urllist import HostFrontier, QueuedUrl
 from urllist.diskqueues import DiskQueues
+from urllist.journal import ScoredPage
 from urllist.orders import NAMES, make_order
 from urllist.ordered import OrderedFrontier
 from urllist.storage import MemoryQueues
@@ -120,11 +121,7 @@ def test_pop_takes_one_url_per_ready_host_and_waits_for_the_delay(kind, tmp_path
     assert [item.id for item in frontier.pop(8, 1.0)] == [1]
 
 
-def test_requeue_goes_first_on_its_host_not_before_its_time(kind, tmp_path, request):
-    if not kind.bfs:
-        request.applymarker(pytest.mark.xfail(
-            reason="issue 24: an OrderedFrontier requeue waits behind its host's URLs of equal "
-                   "priority (a newer stamp); helper orders owns urllist/ordered.py"))
+def test_requeue_goes_first_on_its_host_not_before_its_time(kind, tmp_path):
     gate = gate_of()
     frontier = kind.make(gate, tmp_path)
     frontier.push(seeds(["http://a/0", "http://a/1", "http://a/2"]))
@@ -159,6 +156,15 @@ def grow(rng, frontier, item, hosts, width):
                           item.id) for k in range(width)]
     frontier.push(children)
     return children
+
+
+def order_heard(frontier, item, children) -> ScoredPage:
+    """What an --order crawl tells its frontier and order of a page whose
+    links are its new children (controller/commit.py, OrderedCommit)."""
+    targets, anchors = [child.id for child in children], [0.0] * len(children)
+    frontier.linked(item.id, targets)
+    frontier.order.page(item, targets, anchors, None)
+    return ScoredPage(item.id, False, None, targets, anchors)
 
 
 def crawl(frontier, gate, rng, hosts, depth=3, width=3):
@@ -226,27 +232,30 @@ def test_next_level_waits_for_the_open_one(kind, tmp_path):
     assert sorted(i.id for i in frontier.pop(10, 0.0)) == [2, 3]
 
 
-def test_restore_continues_with_the_same_hand_out(kind, tmp_path, request):
-    if not kind.bfs:
-        request.applymarker(pytest.mark.xfail(reason="issue 24: helper orders makes it resumable",
-                                              raises=TypeError))
+def test_restore_continues_with_the_same_hand_out(kind, tmp_path):
     gate = gate_of()
     frontier = kind.make(gate, tmp_path / "first")
     hosts = ["a", "b", "c"]
     frontier.push(seeds([f"http://{h}/s" for h in hosts]))
     queued = list(seeds([f"http://{h}/s" for h in hosts]))
-    done = set()
+    done, events = set(), []
     rng = random.Random(5)
     for _ in range(2):   # two batches: level 0, then part of level 1
         for item in frontier.pop(3, 0.0):
             gate.release(host_of(item.url))
             frontier.fetched(item)
-            queued += grow(rng, frontier, item, hosts, 4)
+            children = grow(rng, frontier, item, hosts, 4)
+            queued += children
+            if not kind.bfs:
+                events.append((len(queued), order_heard(frontier, item, children)))
             frontier.done(item)
             done.add(item.id)
     fresh_gate = gate_of()
     fresh = kind.make(fresh_gate, tmp_path / "second")
-    fresh.restore((item for item in queued), done)       # an iterator: streamed
+    if kind.bfs:
+        fresh.restore((item for item in queued), done)   # an iterator: streamed
+    else:   # an order is rebuilt from what it heard of each page, as the journal keeps it
+        fresh.restore(queued, done, events)
     assert (fresh.next_id, len(fresh), fresh.level_flags, fresh.current_level,
             fresh.finished_levels) == (frontier.next_id, len(frontier), frontier.level_flags,
                                        frontier.current_level, frontier.finished_levels)

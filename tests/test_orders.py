@@ -16,7 +16,8 @@ from controller.engine import Crawl
 from manyhosts import SERVER_SIDE, many_hosts
 from test_host_frontier import bfs_levels
 from urllist.ordered import OrderedFrontier
-from urllist.orders import NAMES, Opic, make_order
+from urllist.orders import NAMES, SEED_PRIORITY, Opic, make_order
+from urllist.journal import ScoredPage
 from urllist.queued import QueuedUrl
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -131,8 +132,7 @@ class Fixed:
     def priority(self, item_id):
         return self.value.get(item_id, 0.0)
 
-    def explore(self):
-        return False
+    explores = False
 
 
 def test_the_best_ready_url_goes_first_and_politeness_says_when():
@@ -227,19 +227,42 @@ def test_the_report_counts_an_orders_level_corrections(demo_server, tmp_path):
     assert any(line in text for text in summary_lines(stats, tmp_path))
 
 
-def test_a_crawl_in_another_order_is_not_resumed_and_says_so(demo_server, tmp_path):
-    def run(*args):
-        return subprocess.run([sys.executable, "-m", "controller", "crawl", *args], capture_output=True,
-                              text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+def run_crawler(*args):
+    return subprocess.run([sys.executable, "-m", "controller", "crawl", *args], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def test_a_crawl_in_another_order_stopped_by_its_budget_goes_on_with_a_larger_one(demo_server, tmp_path):
     out = tmp_path / "out"
-    first = run(demo_server.url, "--out", str(out), "--order", "opic", "--max-pages", "5",
-                "--delay", "0", "--quiet")
-    assert first.returncode == 0 and "--resume" not in first.stderr
-    before = (out / "index.csv").read_bytes()
-    again = run("--out", str(out), "--resume")
-    assert again.returncode == 2 and len(again.stderr.strip().splitlines()) == 1
-    assert "--order opic" in again.stderr and "Traceback" not in again.stderr
-    assert (out / "index.csv").read_bytes() == before   # nothing collected is touched
+    first = run_crawler(demo_server.url, "--out", str(out), "--order", "opic", "--max-pages", "5",
+                        "--delay", "0", "--quiet")
+    assert first.returncode == 0 and f"crawler crawl --out {out} --resume --max-pages N" in first.stderr
+    before = [row["url"] for row in csv.DictReader(open(out / "index.csv", encoding="utf-8"))]
+    again = run_crawler("--out", str(out), "--resume", "--max-pages", "9")
+    assert again.returncode == 0, again.stderr
+    after = [row["url"] for row in csv.DictReader(open(out / "index.csv", encoding="utf-8"))]
+    assert len(after) == 9 and after[:5] == before and len(set(after)) == 9
+
+
+def test_an_order_with_a_shared_crawl_is_refused_with_one_line_that_says_why(tmp_path):
+    result = run_crawler("http://127.0.0.1:9/", "--out", str(tmp_path / "x"), "--order", "opic",
+                         "--redis", "redis://127.0.0.1:9/0")
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
+    assert "--order opic does not go with --redis: a shared crawl's queue" in result.stderr
+    assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize("name", [name for name in NAMES if name != "bfs"])
+def test_a_sitemaps_url_ranks_as_a_link_not_as_a_seed(name):
+    order = make_order(name, {})
+    frontier = OrderedFrontier(host_of, Readiness(), order)
+    order.bind(frontier)
+    frontier.push([QueuedUrl(0, "http://a/", 0, None), QueuedUrl(1, "http://a/listed", 1, None),
+                   QueuedUrl(2, "http://a/linked", 1, 0)])
+    assert order.priority(0) == SEED_PRIORITY
+    assert order.priority(1) == order.priority(2) < SEED_PRIORITY
+    if isinstance(order, Opic):
+        assert order.total_cash() == 1.0   # the seed's alone
 
 
 def test_with_a_window_a_free_host_waits_rather_than_spend_the_budget_on_a_poor_url():
@@ -307,3 +330,62 @@ def test_best_first_takes_scores_in_one_resolution_step_in_the_order_found(name)
         return [i.id for i in frontier.pop(3, now=0.0)]
     assert second_pop({}) == [3, 1, 2]                    # the noise is a tie: found first, first
     assert second_pop({"resolution": "0"}) == [3, 2, 1]   # every difference ranks
+
+
+def graph_links(i):
+    """A small web of pages 0..59 on two hosts: children, a cross link, home."""
+    return [j for j in (2 * i + 1, 2 * i + 2, (i * 7 + 3) % 60, 0) if j < 60]
+
+
+class Simulated:
+    """A one-worker crawl of graph_links in an OrderedFrontier, with the
+    calls the engine makes; ``events``: what the journal's P lines hold.
+    With ``replay`` (items, committed ids, events): a resumed one."""
+
+    def __init__(self, name, params, replay=None):
+        self.order = make_order(name, dict(params))
+        self.ready = Readiness()
+        self.frontier = OrderedFrontier(host_of, self.ready, self.order, max_depth=5)
+        self.order.bind(self.frontier)
+        if replay:
+            self.items, committed, self.events = list(replay[0]), replay[1], list(replay[2])
+            self.frontier.restore(self.items, committed, self.events)
+        else:
+            self.items, self.events = [QueuedUrl(0, self.url(0), 0, None)], []
+            self.frontier.push(self.items)
+
+    @staticmethod
+    def url(page):
+        return f"http://{'ab'[page % 2]}/{page}"
+
+    def step(self):
+        [item] = self.frontier.pop(1, now=0.0)
+        page = int(item.url.rsplit("/", 1)[1])
+        links = list(dict.fromkeys(self.url(j) for j in graph_links(page)))
+        new = [QueuedUrl(len(self.items) + k, url, self.frontier.levels[item.id] + 1, item.id)
+               for k, url in enumerate(u for u in links if self.frontier.id_of(u) is None)]
+        self.items += new
+        self.frontier.push(new)
+        targets = [self.frontier.id_of(url) for url in links]
+        anchors = [((t * 13) % 7) / 7 for t in targets]
+        relevance = (page % 5) / 5
+        self.frontier.linked(item.id, targets)
+        self.order.page(item, targets, anchors, relevance)
+        self.events.append((len(self.items), ScoredPage(item.id, False, relevance, targets, anchors)))
+        self.ready.busy.clear()
+        self.frontier.fetched(item)
+        self.frontier.done(item)
+        return item.id
+
+
+@pytest.mark.parametrize("name, params", [(name, ()) for name in NAMES if name != "bfs"]
+                         + [("importance", (("pagerank_every", "4"),)), ("aco", (("q0", "0.5"),)),
+                            ("best-n-first", (("n", "5"),))])
+def test_an_order_replayed_from_its_journal_events_goes_on_as_the_live_one(name, params):
+    live = Simulated(name, params)
+    committed = {live.step() for _ in range(17)}
+    resumed = Simulated(name, params, replay=(live.items, committed, live.events))
+    assert list(resumed.frontier.levels) == list(live.frontier.levels)
+    assert ([resumed.order.priority(i) for i in range(len(live.items))]
+            == [live.order.priority(i) for i in range(len(live.items))])
+    assert [resumed.step() for _ in range(25)] == [live.step() for _ in range(25)]

@@ -107,9 +107,18 @@ def test_a_sitemap_that_is_no_url_is_a_usage_error(tmp_path):
     assert not (tmp_path / "x").exists()
 
 
-def test_sitemaps_under_another_order_are_refused_with_one_line(tmp_path):
-    result = crawl("http://127.0.0.1:9/", "--out", str(tmp_path / "x"), "--sitemaps",
-                   "--order", "best-first", "--topic", "apple")
-    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
-    assert "--sitemaps and --sitemap work with --order bfs" in result.stderr
-    assert not (tmp_path / "x").exists()
+def test_under_another_order_sitemap_pages_are_links_the_seed_goes_first(tmp_path):
+    server, base = site()
+    try:
+        result = crawl(base + "/", "--out", str(tmp_path), "--sitemaps", "--order", "opic",
+                       "--workers", "1")
+    finally:
+        server.close()
+    assert result.returncode == 0, result.stderr
+    rows = [(row["url"][len(base):], row["level"], row["via"])
+            for row in csv.DictReader(open(tmp_path / "index.csv"))]
+    assert rows[0] == ("/", "0", "seed")   # a listed page does not rank as a seed
+    assert sorted(rows[1:]) == [("/a", "1", "sitemap"), ("/hidden1", "1", "sitemap"),
+                                ("/hidden2", "1", "sitemap"), ("/hidden3", "1", "sitemap")]
+
+

@@ -20,6 +20,19 @@ Lines, tab-separated (URLs are normalized, so they hold no tabs):
                                              processing source_id (valid only if
                                              its row was committed; - : the seeds);
                                              "patterns": the trap guard's, by pattern
+  P <id> <dup> <relevance or -> <targets> <anchors or ->
+                                             under an --order other than bfs: what the
+                                             order heard of page id (valid only if its
+                                             row was committed): dup 1 = a duplicate
+                                             (its links lower levels, score nothing);
+                                             targets, the known ids it links to, and
+                                             anchors, their anchor texts' relevance,
+                                             comma-separated (- : all 0.0)
+
+A crawl under another order rebuilds the order's state by replaying its
+committed pages' P lines, in the order they were written (the commit
+order), through the same calls (controller/orderreplay.py); journals
+without P lines (bfs) read as before.
 """
 from __future__ import annotations
 
@@ -38,10 +51,22 @@ PATTERNS_KEY = "patterns"   # in a K line: the trap guard's refusals by URL patt
 
 
 @dataclass(frozen=True)
+class ScoredPage:
+    """What an order heard of one committed page (a P line)."""
+    id: int
+    duplicate: bool
+    relevance: float | None
+    targets: list[int]
+    anchors: list[float]
+
+
+@dataclass(frozen=True)
 class Replay:
     items: list[QueuedUrl]            # the total queue, in id order
     seen_marks: list[tuple[int, str]]  # (source_id, url) redirect targets
     skipped: list[tuple[int | None, dict]] = field(default_factory=list)  # (source_id, {reason: n})
+    # P lines in file order, each with the queue's length when it was written
+    scored: list[tuple[int, ScoredPage]] = field(default_factory=list)
 
 
 class WholeWrites:
@@ -117,6 +142,14 @@ class QueueJournal:
             record = {**counts, PATTERNS_KEY: patterns} if patterns else counts
             self._write(f"K\t{source}\t{json.dumps(record, separators=(',', ':'))}\n")
 
+    def scored(self, page: ScoredPage) -> None:
+        """What an order heard of a page: written before the page's row, so
+        that --resume can replay it (floats as repr: they read back exact)."""
+        relevance = "-" if page.relevance is None else repr(page.relevance)
+        anchors = ",".join(map(repr, page.anchors)) if any(page.anchors) else "-"
+        self._write(f"P\t{page.id}\t{int(page.duplicate)}\t{relevance}\t"
+                    f"{','.join(map(str, page.targets))}\t{anchors}\n")
+
     def sync(self) -> None:
         with self._lock:
             self._file.sync()
@@ -142,8 +175,9 @@ def replay(path: Path) -> Replay:
     items: list[QueuedUrl] = []
     marks: list[tuple[int, str]] = []
     skipped: list[tuple[int | None, dict]] = []
+    scored: list[tuple[int, ScoredPage]] = []
     if not Path(path).exists():
-        return Replay(items, marks, skipped)
+        return Replay(items, marks, skipped, scored)
     with open(path, encoding="utf-8") as f:
         for line in f:
             if not line.endswith("\n"):
@@ -156,7 +190,38 @@ def replay(path: Path) -> Replay:
                 marks.append((int(fields[1]), fields[2]))
             elif fields[0] == "K":
                 skipped.append((None if fields[1] == "-" else int(fields[1]), json.loads(fields[2])))
-    return Replay(items, marks, skipped)
+            elif fields[0] == "P":
+                scored.append((len(items), _scored_page(fields)))
+    return Replay(items, marks, skipped, scored)
+
+
+def _scored_page(fields: list[str]) -> ScoredPage:
+    targets = [int(t) for t in fields[4].split(",") if t]
+    anchors = [0.0] * len(targets) if fields[5] == "-" else [float(a) for a in fields[5].split(",")]
+    return ScoredPage(int(fields[1]), fields[2] == "1", None if fields[3] == "-" else float(fields[3]),
+                      targets, anchors)
+
+
+def cut_uncommitted_tail(path: Path, done_ids: set[int]) -> None:
+    """Cut the journal where the lines of a page that was being committed
+    when the crawl stopped begin (its children, its P line; its row never
+    written). Only that page can have such lines, and it is the last: pages
+    are committed one at a time, so the lines after them belong to pages
+    not committed either. Under an order the cut matters: the children,
+    queued again when the page is, get their ids and scores at the same
+    point as in an uninterrupted crawl, instead of waiting (and being
+    fetched) before their page is; and each committed page keeps one P line."""
+    if not Path(path).exists():
+        return
+    offset = 0
+    with open(path, "rb") as f:
+        for raw in f:
+            fields = raw.split(b"\t", 4)
+            page = (fields[3] if fields[0] == b"Q" else fields[1] if fields[0] == b"P" else b"-")
+            if page != b"-" and int(page) not in done_ids:
+                os.truncate(path, offset)
+                return
+            offset += len(raw)
 
 
 def cut_torn_line(path: Path) -> None:

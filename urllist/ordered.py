@@ -29,6 +29,7 @@ from collections import deque
 from collections.abc import Callable, Iterable
 
 from urllist.hosts import Readiness, ready_time
+from urllist.journal import ScoredPage
 from urllist.queued import QueuedUrl, TotalQueue
 
 DEFERRED, WAITING, TAKEN, DONE = 0, 1, 2, 3
@@ -51,10 +52,11 @@ class OrderedFrontier(TotalQueue):
         self._state = bytearray()                  # id -> DEFERRED / WAITING / TAKEN / DONE
         self._stamp = array("i")                   # id -> its live heap entry's stamp
         self._out: dict[int, array] = {}           # fetched id -> ids it links to
-        self._urls: dict[str, list] = {}           # host -> heap of (-priority, stamp, id)
+        self._urls: dict[str, list] = {}           # host -> heap of (-priority, id, stamp): ties by id
         self._all: list = []                       # the same entries, every host's (for window=K)
-        self._ready: list[tuple[float, int, str]] = []   # (-best priority, seq, host)
-        self._later: list[tuple[float, int, str]] = []   # (time it may start, seq, host)
+        # (-best priority, its id: ties by id, seq, host) and (time it may start, 0, seq, host)
+        self._ready: list[tuple[float, int, int, str]] = []
+        self._later: list[tuple[float, int, int, str]] = []
         self._entry: dict[str, tuple] = {}         # host -> (seq, key) of its live heap entry
         self._stalled: set[str] = set()            # hosts with work, all slots busy
         self._reserved: dict[int, str] = {}        # id handed out -> host whose slot it holds
@@ -99,8 +101,29 @@ class OrderedFrontier(TotalQueue):
             if self._within_depth(item.level):
                 self._enter(item.id)
 
-    def restore(self, items: Iterable[QueuedUrl], done_ids: set[int]) -> None:
-        raise TypeError("a crawl in another order than bfs is not resumed from its journal")
+    def restore(self, items: list[QueuedUrl], done_ids: set[int],
+                scored: Iterable[tuple[int, ScoredPage]] = ()) -> None:
+        """Rebuild after a restart by replaying the journal's events in the
+        order they were written: URLs queued, and the committed pages
+        (``scored``: each with the queue's length when it was journaled, and
+        what the order heard of it) through the calls the crawl made, its
+        links then the order's page event. The levels, the order's scores and
+        the heaps come out as the uninterrupted crawl had them after its last
+        committed page."""
+        replayed = 0
+        for queued, page in scored:
+            if page.id not in done_ids:
+                continue
+            self.push(items[len(self._queue):queued])
+            self.linked(page.id, page.targets)
+            if not page.duplicate:
+                self.order.page(self._queue[page.id], page.targets, page.anchors, page.relevance)
+            self._close(page.id)
+            replayed += 1
+        self.push(items[len(self._queue):])
+        if replayed != len(done_ids):
+            raise ValueError(f"it holds what the order heard of {replayed} of the "
+                             f"{len(done_ids)} committed pages, so the order cannot be rebuilt")
 
     # -- links and levels ----------------------------------------------------
     def linked(self, parent_id: int, targets: list[int]) -> None:
@@ -144,9 +167,10 @@ class OrderedFrontier(TotalQueue):
         host = self._host(item_id)
         self._stamp[item_id] += 1
         key = -self.order.priority(item_id)
-        heapq.heappush(self._urls.setdefault(host, []), (key, self._stamp[item_id], item_id))
+        entry = (key, item_id, self._stamp[item_id])
+        heapq.heappush(self._urls.setdefault(host, []), entry)
         if self._window:
-            heapq.heappush(self._all, (key, self._stamp[item_id], item_id))
+            heapq.heappush(self._all, entry)
         entry = self._entry.get(host)
         if entry is None:
             self._schedule(host)
@@ -156,7 +180,7 @@ class OrderedFrontier(TotalQueue):
     def _best(self, host: str) -> float | None:
         """-priority of host's best waiting URL; stale entries dropped."""
         heap = self._urls.get(host)
-        while heap and (self._state[heap[0][2]] != WAITING or heap[0][1] != self._stamp[heap[0][2]]):
+        while heap and (self._state[heap[0][1]] != WAITING or heap[0][2] != self._stamp[heap[0][1]]):
             heapq.heappop(heap)
         if not heap:
             self._urls.pop(host, None)
@@ -181,17 +205,18 @@ class OrderedFrontier(TotalQueue):
             return
         self._seq += 1
         self._entry[host] = (self._seq, None)
-        heapq.heappush(self._later, (ready, self._seq, host))
+        heapq.heappush(self._later, (ready, 0, self._seq, host))
 
     def _enqueue_ready(self, host: str, key: float) -> None:
         self._seq += 1
         self._entry[host] = (self._seq, key)
-        heapq.heappush(self._ready, (key, self._seq, host))
+        self._best(host)   # its stale entries dropped: the top is its best URL
+        heapq.heappush(self._ready, (key, self._urls[host][0][1], self._seq, host))
 
     def _promote(self, now: float) -> None:
         """Hosts whose time has come move to the ready heap, by their best URL."""
         while self._later and self._later[0][0] <= now:
-            _, seq, host = heapq.heappop(self._later)
+            _, _, seq, host = heapq.heappop(self._later)
             if self._entry.get(host, (None,))[0] != seq:
                 continue
             del self._entry[host]
@@ -200,7 +225,7 @@ class OrderedFrontier(TotalQueue):
                 self._enqueue_ready(host, best)
 
     def _live(self, heap: list) -> tuple | None:
-        while heap and self._entry.get(heap[0][2], (None,))[0] != heap[0][1]:
+        while heap and self._entry.get(heap[0][3], (None,))[0] != heap[0][2]:
             heapq.heappop(heap)
         return heap[0] if heap else None
 
@@ -213,11 +238,11 @@ class OrderedFrontier(TotalQueue):
         floor = self._floor()
         while len(items) < n:
             top = self._live(self._ready)
-            if top is None or (floor is not None and top[0] > floor and self._best(top[2]) > floor):
+            if top is None or (floor is not None and top[0] > floor and self._best(top[3]) > floor):
                 break   # the best ready host's best is not among the window's: wait for theirs
-            if self.order.explore():
-                self._draw()   # the order's pick goes to the top of the ready heap
-            key, _, host = heapq.heappop(self._ready)
+            if self.order.explores:
+                self._draw()   # the order's pick may go to the top of the ready heap
+            key, _, _, host = heapq.heappop(self._ready)
             del self._entry[host]
             best = self._best(host)
             if best is None:
@@ -228,7 +253,7 @@ class OrderedFrontier(TotalQueue):
             if not self._readiness.try_start(host, now):
                 self._schedule(host)   # its state moved on (a hold-off): ask again
                 continue
-            item_id = heapq.heappop(self._urls[host])[2]
+            item_id = heapq.heappop(self._urls[host])[1]
             self._state[item_id] = TAKEN
             self._reserved[item_id] = host
             self._not_before.pop(host, None)
@@ -237,12 +262,16 @@ class OrderedFrontier(TotalQueue):
         return items
 
     def _draw(self) -> None:
-        """An order that explores (aco) picks among the ready hosts' best URLs."""
-        live = [(key, seq, host) for key, seq, host in self._ready
-                if self._entry.get(host, (None,))[0] == seq and self._best(host) is not None]
+        """An order that explores (aco) picks among the ready hosts' best URLs
+        (drawn only when the heap holds two hosts or more: with one host
+        the draws change nothing, so its fetch order does not hang on them)."""
+        if len(self._ready) < 2 or not self.order.explore():
+            return
+        live = sorted(host for _, _, seq, host in self._ready
+                      if self._entry.get(host, (None,))[0] == seq and self._best(host) is not None)
         if len(live) < 2:
             return
-        pick = live[self.order.choose([self._urls[host][0][2] for _, _, host in live])][2]
+        pick = live[self.order.choose([self._urls[host][0][1] for host in live])]
         self._enqueue_ready(pick, float("-inf"))
 
     def out_links(self) -> dict[int, array]:
@@ -257,7 +286,7 @@ class OrderedFrontier(TotalQueue):
         top = []
         while self._all and len(top) < self._window:
             entry = heapq.heappop(self._all)
-            if self._state[entry[2]] in (WAITING, TAKEN) and entry[1] == self._stamp[entry[2]]:
+            if self._state[entry[1]] in (WAITING, TAKEN) and entry[2] == self._stamp[entry[1]]:
                 top.append(entry)
         for entry in top:
             heapq.heappush(self._all, entry)
@@ -265,7 +294,7 @@ class OrderedFrontier(TotalQueue):
 
     def next_ready(self, now: float) -> float | None:
         top, floor = self._live(self._ready), self._floor()
-        if top is not None and (floor is None or top[0] <= floor or self._best(top[2]) <= floor):
+        if top is not None and (floor is None or top[0] <= floor or self._best(top[3]) <= floor):
             return now
         later = self._live(self._later)
         return later[0] if later else None   # else a fetch ending wakes a window's host
@@ -292,9 +321,13 @@ class OrderedFrontier(TotalQueue):
             self._schedule(previous)
 
     def done(self, item: QueuedUrl) -> None:
-        self._state[item.id] = DONE
-        self._open -= 1
+        self._close(item.id)
         self._moved.pop(item.id, None)
+
+    def _close(self, item_id: int) -> None:
+        if self._state[item_id] in (WAITING, TAKEN):
+            self._open -= 1
+        self._state[item_id] = DONE
 
     def exhausted(self) -> bool:
         return self._open == 0

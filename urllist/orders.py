@@ -19,8 +19,8 @@ re-scored. Parameters come from ``--order-param KEY=VALUE``.
 - best-first: R(l) = h1*R(anchor) + h2*R(parent), the link's TF-IDF
   relevance to the topic (the target's own relevance, h3, is known only
   once it is fetched, so best-first cannot use it; aco does). A URL's score
-  is its best link's, in steps of resolution=0.01; equal scores go roughly
-  in the order found (on a host: fewest re-scorings, then first found).
+  is its best link's, in steps of resolution=0.01; equal scores go in the
+  order found (on a host: the smallest id first).
 - best-n-first: best-first whose scores are applied in batches of n pages
   (n = 256), as Pant et al.'s best-N-first.
 - shark: Shark-search (Hersovici et al.): a link inherits delta*R(parent)
@@ -35,6 +35,13 @@ re-scored. Parameters come from ``--order-param KEY=VALUE``.
   probability q0 the best tau^alpha * eta^beta (eta = R(l) with h3 = the
   parent's measured relevance as the target estimate), else one drawn in
   proportion to it, from a seeded generator (seed=N) for repeatability.
+
+Resuming: an order's state is a function of the pages it heard of, in the
+order it heard of them, and of nothing else (no clock, no thread), so
+OrderedFrontier.restore rebuilds it by replaying the committed pages; the
+one generator, aco's, is drawn from only when two hosts compete, and is
+seeded anew after each page from (seed, pages heard of), so a replay
+leaves it where the uninterrupted crawl had it.
 """
 from __future__ import annotations
 
@@ -46,6 +53,7 @@ from urllib.parse import urlsplit
 from urllist.queued import QueuedUrl
 
 SEED_PRIORITY = 1e9   # seeds first, in every order
+SEED, LISTED = -1, -2  # what Order._parent holds for a URL no page linked to
 TAU_MIN = 1e-9        # aco: no link's pheromone falls below tau0 * this (MAX-MIN ant system's floor)
 # Every order's: window=K hands out only URLs among the K best not yet
 # recorded (waiting or being fetched; aco's exploring draws aside), so
@@ -83,7 +91,10 @@ class Order:
         self.frontier = frontier
 
     def added(self, item: QueuedUrl) -> None:
-        self._parent.append(-1 if item.parent_id is None else item.parent_id)
+        # -1: a seed (first, in every order); -2: a sitemap's URL, found
+        # before any page, ranked as a link no page scored yet
+        self._parent.append(item.parent_id if item.parent_id is not None
+                            else SEED if item.level == 0 else LISTED)
 
     def page(self, item: QueuedUrl, targets: list[int], anchor: list[float],
              relevance: float | None) -> None:
@@ -98,11 +109,15 @@ class Order:
         return True
 
     def explore(self) -> bool:
-        """True: choose this pop by ``choose`` instead of taking the best."""
+        """True: choose this pop by ``choose`` instead of taking the best
+        (asked only of an order that ``explores``, and only when two hosts
+        or more are ready)."""
         return False
 
+    explores = False
+
     def _seed(self, item_id: int) -> bool:
-        return self._parent[item_id] < 0
+        return self._parent[item_id] == SEED
 
     def stats(self) -> dict:
         return {"order": self.name, "params": self.p, "cpu_seconds": round(self.cpu_seconds, 4)}
@@ -191,7 +206,7 @@ class Opic(Order):
 
     def added(self, item: QueuedUrl) -> None:
         super().added(item)
-        self.cash.append(1.0 if item.parent_id is None else 0.0)
+        self.cash.append(1.0 if self._seed(item.id) else 0.0)
         self.history.append(0.0)
         self._joined.append(self._paid)
 
@@ -349,6 +364,7 @@ class Aco(BestFirst):
         self._scale = 1.0           # evaporation so far: true pheromone = tau * _scale
         self._children: dict[int, list[int]] = {}   # page -> the URLs first found on it
         self.rng = random.Random(int(self.p["seed"]))
+        self._pages = 0
 
     def added(self, item: QueuedUrl) -> None:
         super().added(item)
@@ -372,6 +388,8 @@ class Aco(BestFirst):
             self.frontier.rescore(self._children.get(node, ()))
             node = self._parent[node]
         super().page(item, targets, anchor, relevance)
+        self._pages += 1
+        self.rng = random.Random(f"{int(self.p['seed'])}:{self._pages}")
 
     def _rebase(self) -> None:
         """Evaporation is kept as one factor; before it underflows, fold it
@@ -400,8 +418,11 @@ class Aco(BestFirst):
         # different times stay comparable
         return SEED_PRIORITY if self._seed(item_id) else self._log_weight(item_id)
 
+    explores = True
+
     def explore(self) -> bool:
         return self.rng.random() >= self.p["q0"]
+
 
     def choose(self, candidates: list[int]) -> int:
         """One of the candidate URLs, drawn in proportion to tau^alpha * eta^beta."""
