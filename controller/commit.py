@@ -140,7 +140,6 @@ class Commit:
 
     def trace(self, page: Page) -> None:
         crawl, item, result = self.crawl, page.item, page.visit.result
-        crawl.in_links.update(page.digest.links)   # every target, known yet or not: order-free
         error = result.error or page.digest.error
         if error and item.level == 0:
             crawl.seeds_failed.append({"url": item.url, "error": error})
@@ -257,8 +256,7 @@ class Commit:
                 self.locally(writer.close)
         self.locally(crawl.journal.close)
         if not crawl.local_failure:   # in_links first: END and stats.json say the crawl is complete
-            self.locally(crawl.store.fill_in_links, crawl.in_links,
-                         lambda url: crawl.digester.normalize(url, None),
+            self.locally(crawl.store.fill_in_links, lambda url: crawl.digester.normalize(url, None),
                          levels=self.final_levels())
         reason = crawl.stop_reason or ("max-depth" if crawl.tally.skipped["depth"] else "queue-empty")
         if not crawl.local_failure:

@@ -123,7 +123,6 @@ class Crawl:
         self.frontier = wiring.frontier(config, self.gate, self.shared, self.store.sync)
         self.digester = wiring.digester(config, self.rules)
         self.contents = wiring.content_seen(config)
-        self.in_links: Counter[str] = Counter()   # link target -> pages linking to it
         self._open_content_files(previous)
         self.trace = TraceLog(config.out / "trace.log", append=resume)
         self.journal = QueueJournal(config.out / STATE_DIR / JOURNAL_FILE)
@@ -182,7 +181,7 @@ class Crawl:
                                     responses=previous.warc_responses if resume else None)
 
     def _restore_tallies(self, previous: PreviousCrawl) -> None:
-        """Counters, seed failures, content memory and in-links from the rows on disk."""
+        """Counters, seed failures and content memory from the rows on disk."""
         for row in previous.rows:
             self.tally.count_row(row)
             if row["level"] == "0" and row["error"]:
@@ -190,7 +189,6 @@ class Crawl:
             if self.contents is not None and row["content_md5"] and not row["duplicate_of"]:
                 self.contents.remember(int(row["id"]), row["content_md5"],
                                        int(row["simhash"], 16) if row["simhash"] else None)
-        self.in_links.update(previous.link_targets)
         self.restored = Restored(self.tally.urls, self.tally.pages, self.tally.bytes)
 
     def _redirect_check(self, url: str) -> str | None:

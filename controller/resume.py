@@ -15,7 +15,6 @@ import csv
 import json
 import os
 import shutil
-from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -48,7 +47,6 @@ MUST_MATCH = ("seeds", "scope", "include", "exclude", "max_depth", "max_url_leng
 class PreviousCrawl:
     rows: list[dict]        # committed index.csv rows, in file order
     done_ids: set[int]
-    link_targets: Counter   # to_url -> edges.csv lines of committed pages pointing at it
     warc_responses: dict    # page id -> its final WARC response, for revisits (see controller/warc.py)
     beyond_depth: set = frozenset()   # links of committed pages at --max-depth (seen, never queued)
 
@@ -216,14 +214,14 @@ def load_previous(out: Path, max_depth: int = 0) -> PreviousCrawl:
     deepest = {int(row["id"]) for row in rows if max_depth and row["level"] == str(max_depth)
                and not row["duplicate_of"]}
     beyond: set[str] = set()
-    link_targets = _keep_edges_of(out / "edges.csv", done, deepest, beyond)
+    _keep_edges_of(out / "edges.csv", done, deepest, beyond)
     _remove_uncommitted_files(out, done)
     keep_extracted_rows_of(out, done)
     warc_responses: dict = {}
     if (out / WARC_FILE).exists():
         from controller.warc import trim   # warcio: loaded only for --warc crawls
         trim(out / WARC_FILE, done, warc_responses)
-    return PreviousCrawl(rows, done, link_targets, warc_responses, beyond)
+    return PreviousCrawl(rows, done, warc_responses, beyond)
 
 
 def _difference(saved: dict, config: CrawlConfig) -> str:
@@ -242,26 +240,22 @@ def _show(value) -> str:
 
 
 def _keep_edges_of(path: Path, done: set[int], deepest: set[int] = frozenset(),
-                   beyond: set[str] | None = None) -> Counter:
-    """Keep the edges.csv lines of committed pages; count their targets (the
-    in-links so far) in the same pass, and collect into ``beyond`` the
-    targets of the ``deepest`` pages."""
-    targets: Counter = Counter()
+                   beyond: set[str] | None = None) -> None:
+    """Keep the edges.csv lines of committed pages; collect into ``beyond``
+    the targets of the ``deepest`` pages."""
     if not path.exists():
-        return targets
+        return
     cut_torn_line(path)
     tmp = path.with_suffix(".csv.tmp")
     try:
-        _copy_edges(path, tmp, done, deepest, beyond, targets)
+        _copy_edges(path, tmp, done, deepest, beyond)
     except OSError:
         tmp.unlink(missing_ok=True)   # a full disk: the old file stays, the space is free
         raise
     os.replace(tmp, path)
-    return targets
 
 
-def _copy_edges(path: Path, tmp: Path, done: set[int], deepest: set[int], beyond: set[str] | None,
-                targets: Counter) -> None:
+def _copy_edges(path: Path, tmp: Path, done: set[int], deepest: set[int], beyond: set[str] | None) -> None:
     with open(path, newline="", encoding="utf-8") as src, \
             open(tmp, "w", newline="", encoding="utf-8") as dst:
         reader, writer = csv.reader(src), csv.writer(dst)
@@ -269,7 +263,6 @@ def _copy_edges(path: Path, tmp: Path, done: set[int], deepest: set[int], beyond
         for row in reader:
             if len(row) == 3 and int(row[0]) in done:
                 writer.writerow(row)
-                targets[row[2]] += 1
                 if int(row[0]) in deepest:
                     beyond.add(row[2])
 

@@ -252,7 +252,6 @@ class RevisitCommit(Commit):
         added = [url for url in digest.links if url not in before]
         before.update(added)
         self.crawl.store.add_edges(page_id, row["url"], added)
-        self.crawl.in_links.update(added)
         item = QueuedUrl(page_id, row["url"], int(row["level"]), None)
         page.entry.update(index_row(item, page.visit, digest, 0, self._verdict(page_id, digest)))
 
@@ -293,7 +292,7 @@ class RevisitCommit(Commit):
         if crawl.warc is not None:
             crawl.warc.close()
         fold_visits(crawl.config.out)
-        crawl.store.fill_in_links(crawl.in_links, lambda url: crawl.digester.normalize(url, None))
+        crawl.store.fill_in_links(lambda url: crawl.digester.normalize(url, None))
         crawl.frontier = self.main
         queued = left = 0
         if not crawl.stop_reason:

@@ -3,7 +3,8 @@
 Layout (the contract; columns are only ever added at the end):
   pages/<id>.html  raw response bytes      text/<id>.txt  TextFilter text, UTF-8
   index.csv        one row per fetched URL  edges.csv     from_id,from_url,to_url
-                   (in_links is filled in when the crawl stops: see fill_in_links)
+                   (in_links is counted from edges.csv when the crawl stops:
+                   see fill_in_links)
   stats.json       totals, written at the end (and on Ctrl-C)
 File names come from ids, never from URL text, so no URL can write outside DIR.
 Each row reaches the kernel in one write as it is made (WholeWrites), so a
@@ -90,13 +91,16 @@ class PageStore:
         """index.csv's complete rows, as dicts."""
         return index_rows(self.out)
 
-    def fill_in_links(self, in_links: dict[str, int], normalize=lambda url: url,
-                      levels=None) -> None:
-        """Rewrite index.csv with each row's in_links: links to its url, plus links
-        to its final_url after a redirect (``normalize``d as links are). Only known
-        when the crawl stops: later pages link to earlier ones. ``levels`` (id ->
-        level), for a crawl order that corrects levels, sets each row's final
-        level. Write-then-rename, so a kill here keeps the old file."""
+    def fill_in_links(self, normalize=lambda url: url, levels=None) -> None:
+        """Rewrite index.csv with each row's in_links: edges.csv lines of its
+        committed pages that point at its url, plus those pointing at its
+        final_url after a redirect (``normalize``d as links are). Only known
+        when the crawl stops: later pages link to earlier ones. Counted from
+        the files, for the fetched URLs alone, so RAM grows with the pages,
+        not with the links. ``levels`` (id -> level), for a crawl order that
+        corrects levels, sets each row's final level. Write-then-rename, so a
+        kill here keeps the old file."""
+        in_links = count_in_links(self.out, normalize)
         path = self.out / "index.csv"
         column, level_column = INDEX_COLUMNS.index("in_links"), INDEX_COLUMNS.index("level")
         with replaced_whole(path) as tmp, open(path, newline="", encoding="utf-8") as src, \
@@ -106,14 +110,36 @@ class PageStore:
             for row in reader:
                 if len(row) == len(INDEX_COLUMNS):
                     url, final = row[1], row[2] and normalize(row[2])
-                    count = in_links.get(url, 0) + (in_links.get(final, 0) if final and final != url
-                                                    else 0)
+                    count = in_links[url] + (in_links[final] if final and final != url else 0)
                     row[column] = str(count)
                     if levels is not None:
                         row[level_column] = str(levels[int(row[0])])
                 writer.writerow(row)
             dst.flush()
             os.fsync(dst.fileno())
+
+
+def count_in_links(out: Path, normalize=lambda url: url) -> dict[str, int]:
+    """URL -> edges.csv lines pointing at it, for the URLs and normalized
+    final URLs of out/index.csv's rows only; a line counts when the page it
+    comes from has a row (a line without one was written by a fetch that
+    was never committed)."""
+    committed: set[int] = set()
+    in_links: dict[str, int] = {}
+    for row in index_rows(out):
+        committed.add(int(row["id"]))
+        in_links[row["url"]] = 0
+        final = row["final_url"] and normalize(row["final_url"])
+        if final:
+            in_links[final] = 0
+    with open(Path(out) / "edges.csv", newline="", encoding="utf-8") as f:
+        reader = csv.reader(f)
+        next(reader, None)
+        for line in reader:
+            if len(line) == 3 and line[2] in in_links and line[0].isdigit() \
+                    and int(line[0]) in committed:
+                in_links[line[2]] += 1
+    return in_links
 
 
 @contextmanager

@@ -432,10 +432,10 @@ def _write(config: CrawlConfig, workers: list[Worker], owners: dict[int, Worker]
     store = PageStore(tmp)
     for row in rows:
         store.add_row(row)
-    in_links = _write_edges(store, workers)
+    _write_edges(store, workers)
     store.close()
     digester = wiring.digester(config, wiring.url_rules(config))
-    store.fill_in_links(in_links, lambda url: digester.normalize(url, None))
+    store.fill_in_links(lambda url: digester.normalize(url, None))
     linked, copied = _place_files(rows, owners, tmp)
     for name in _content_files(workers[0].settings):
         if name == WARC_FILE:
@@ -477,9 +477,8 @@ def _config(settings: dict, out: Path) -> CrawlConfig:
                          f"{exc}") from None
 
 
-def _write_edges(store: PageStore, workers: list[Worker]) -> Counter:
-    """Each committed page's last attempt's lines; the targets counted (in-links)."""
-    in_links: Counter[str] = Counter()
+def _write_edges(store: PageStore, workers: list[Worker]) -> None:
+    """Each committed page's last attempt's lines (in_links are counted from them)."""
     for worker in workers:
         earlier = dict(worker.earlier_edges)
         last = (line for line in _edge_lines(worker, [])
@@ -487,8 +486,6 @@ def _write_edges(store: PageStore, workers: list[Worker]) -> Counter:
         for (page_id, from_url), lines in groupby(last, key=lambda line: line[:2]):
             targets = [to_url for _, _, to_url in lines]
             store.add_edges(page_id, from_url, targets)
-            in_links.update(targets)
-    return in_links
 
 
 def _passed_over(earlier: dict[int, int], page_id: int) -> bool:
