@@ -39,11 +39,11 @@ from controller.localfailure import LocalFailure
 from controller.resume import JOURNAL_FILE, STATE_DIR, PreviousCrawl
 from controller.shared import WORKER_ID_FILE
 from controller.stats import build_stats
+from controller.store import OutputError
 from getpage import Ask, FetchResult
 from textfilter.duplicates import ContentVerdict
 from textfilter.fingerprint import body_md5
 from urllist import QueuedUrl
-from controller.orderreplay import replay_order
 from urllist.journal import PATTERNS_KEY, Replay, ScoredPage, replay
 
 NO_VERDICT = ContentVerdict(None, None, None)
@@ -209,12 +209,20 @@ class Commit:
 
     # -- a resumed crawl --------------------------------------------------------
     def restore(self, previous: PreviousCrawl) -> None:
-        self._restore(previous, replay(self.crawl.config.out / STATE_DIR / JOURNAL_FILE))
+        """The frontier rebuilds itself from the journal (an order replays
+        what it heard of each page, and cuts an uncommitted page's children),
+        then the rest is read from the journal as the frontier left it."""
+        path = self.crawl.config.out / STATE_DIR / JOURNAL_FILE
+        try:
+            self.crawl.frontier.resume(path, previous.done_ids)
+        except ValueError as exc:
+            raise OutputError(f"--resume: {path}: {exc} (a journal written before orders "
+                              f"were resumable?); start the crawl again with --overwrite") from None
+        self._restore(previous, replay(path))
 
     def _restore(self, previous: PreviousCrawl, journal: Replay) -> None:
         """Rebuild frontier, seen-set, trap counters and tallies from the disk."""
         crawl = self.crawl
-        journal = self.restore_frontier(previous, journal)
         done = previous.done_ids
         level_of = {item.id: item.level for item in journal.items}
         marks = [(level_of[source], url) for source, url in journal.seen_marks if source in done]
@@ -238,11 +246,6 @@ class Commit:
         for k in range(crawl.frontier.finished_levels):
             crawl.tally.level(k).m = flags[k + 1] if k + 1 < len(flags) else len(crawl.frontier)
         crawl.levels_closed = crawl.frontier.finished_levels
-
-    def restore_frontier(self, previous: PreviousCrawl, journal: Replay) -> Replay:
-        """The frontier rebuilt; the journal as the rest of the restore reads it."""
-        self.crawl.frontier.restore(journal.items, previous.done_ids)
-        return journal
 
     # -- the end ----------------------------------------------------------------
     def finish(self) -> dict:
@@ -333,10 +336,6 @@ class OrderedCommit(Commit):
         order.cpu_seconds += time.thread_time() - started   # what ordering costs
         crawl.journal.scored(ScoredPage(item.id, duplicate, digest.relevance, targets, anchors))
         return new
-
-    def restore_frontier(self, previous: PreviousCrawl, journal: Replay) -> Replay:
-        """The order's state replayed from its journaled events (controller/orderreplay.py)."""
-        return replay_order(self.crawl.frontier, self.crawl.journal.path, previous)
 
     def index_row(self, page: Page) -> dict:
         row = super().index_row(page)

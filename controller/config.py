@@ -322,7 +322,7 @@ def _check_extraction(config: CrawlConfig) -> None:
 # The combinations of --order with another way of crawling that still make
 # no sense, and why: the one place they are refused (a usage error, exit 2).
 # Every other one works under every order: --resume and recrawl replay the
-# order's journaled page events (controller/orderreplay.py), --sitemaps
+# order's journaled page events (urllist/ordered.py, resume), --sitemaps
 # queues listed pages as links no page scored yet.
 ORDER_REFUSALS = {
     "--redis": "a shared crawl's queue lives in Redis in level order, and an order's scores "

@@ -50,9 +50,13 @@ class Frontier(Protocol):
     def exhausted(self) -> bool:
         """Every queued URL handed out and processed: the crawl is over."""
 
+    def resume(self, journal_path, done_ids: set[int]) -> None:
+        """Rebuild after a restart from the crawl's journal (urllist/journal.py)
+        and the ids processed: each frontier reads what its order needs."""
+
     def restore(self, items: Iterable[QueuedUrl], done_ids: set[int]) -> None:
-        """Rebuild after a restart: the whole total queue (streamed, in id
-        order) and the ids processed."""
+        """Rebuild from the whole total queue (streamed, in id order) and the
+        ids processed (an order also takes the events it heard, see ordered.py)."""
 
     @property
     def next_id(self) -> int:

@@ -31,7 +31,7 @@ Lines, tab-separated (URLs are normalized, so they hold no tabs):
 
 A crawl under another order rebuilds the order's state by replaying its
 committed pages' P lines, in the order they were written (the commit
-order), through the same calls (controller/orderreplay.py); journals
+order), through the same calls (urllist/ordered.py, ``resume``); journals
 without P lines (bfs) read as before.
 """
 from __future__ import annotations

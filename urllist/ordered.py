@@ -29,7 +29,7 @@ from collections import deque
 from collections.abc import Callable, Iterable
 
 from urllist.hosts import Readiness, ready_time
-from urllist.journal import ScoredPage
+from urllist.journal import ScoredPage, cut_uncommitted_tail, replay
 from urllist.queued import QueuedUrl, TotalQueue
 
 DEFERRED, WAITING, TAKEN, DONE = 0, 1, 2, 3
@@ -100,6 +100,26 @@ class OrderedFrontier(TotalQueue):
             self.order.added(item)
             if self._within_depth(item.level):
                 self._enter(item.id)
+
+    def resume(self, journal_path, done_ids: set[int]) -> None:
+        """Rebuild after a restart from the crawl's journal.
+
+        An order's state (levels lowered along out-links, PageRank's
+        in-links, OPIC's cash, best-first's and shark's scores, aco's
+        pheromone) is a function of the pages it heard of, in the order it
+        heard of them. So the journal keeps, for each page, what the order
+        heard (a ``P`` line, written before the page's index row), and the
+        committed pages are replayed, in the order their lines were written,
+        through the same calls (``restore``).
+
+        One thing is cut first: the children journaled by a page that was
+        being committed when the crawl stopped. The page is fetched again,
+        and its children are queued again then, where the uninterrupted
+        crawl queued them; left in the queue they would be scored (and could
+        be fetched) before the page that found them."""
+        cut_uncommitted_tail(journal_path, done_ids)
+        journal = replay(journal_path)
+        self.restore(journal.items, done_ids, journal.scored)
 
     def restore(self, items: list[QueuedUrl], done_ids: set[int],
                 scored: Iterable[tuple[int, ScoredPage]] = ()) -> None:
