@@ -137,6 +137,29 @@ def test_requeue_goes_first_on_its_host_not_before_its_time(kind, tmp_path):
     assert sorted(i.id for i in taken) == [0, 1]          # b for it, a free for its next
 
 
+def test_bfs_requeued_urls_go_back_in_id_order_among_a_queue_on_disk(kind, tmp_path):
+    """Ready hosts go by their head's id, so with every host always free the
+    hand-out is id order; URLs put back (one on another host: a redirect)
+    take their place in it, also behind URLs already spilled to disk."""
+    if not kind.bfs:
+        pytest.skip("the other orders hand out by priority")
+    gate = gate_of(per_host=100)
+    frontier = kind.make(gate, tmp_path)
+    frontier.push(seeds([f"http://{'ab'[i % 2]}/{i}" for i in range(20)]))
+    first, second = frontier.pop(2, 0.0)
+    frontier.requeue(second, "a")                         # b's URL goes on at a
+    frontier.requeue(first, "a")
+    handed = []
+    while not frontier.exhausted():
+        [item] = frontier.pop(1, 0.0)
+        handed.append(item.id)
+        frontier.fetched(item)
+        frontier.done(item)
+    assert handed == list(range(20))
+    if kind.name == "bfs-disk":
+        assert frontier.storage_stats()["spilled"] > 0
+
+
 def test_exhausted_once_every_url_is_done(kind, tmp_path):
     gate = gate_of()
     frontier = kind.make(gate, tmp_path)
