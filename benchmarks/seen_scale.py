@@ -279,8 +279,9 @@ def table(runs: list[dict]) -> str:
 def section(runs: list[dict], command: str) -> str:
     m = machine()
     text = [SECTION_TITLE, "",
-            f"Written by `.venv/bin/python -m benchmarks.seen_scale {command}` "
-            f"(raw numbers: `benchmarks/results/seen-scale.json`); {m['cpu']}, {m['cores']} cores "
+            f"Written by runs of `.venv/bin/python -m benchmarks.seen_scale` (the last: "
+            f"`{command}`; every run's raw numbers: `benchmarks/results/seen-scale.json`); "
+            f"{m['cpu']}, {m['cores']} cores "
             f"shared with other work, Python {m['python']}, {m['date']}, commit "
             f"`{git_commit(REPO).get('commit', '?')}`.", "", table(runs), ""]
     conclusion = RESULTS / "seen-scale-conclusion.md"

@@ -284,6 +284,23 @@ def test_sieve_lookup_reads_one_block_at_most(tmp_path):
     assert len(sieve_file(tmp_path)) > 2 * sieve.BLOCK_KEYS     # more than one block to choose from
 
 
+def test_sieve_merges_into_its_file_without_holding_the_file_in_ram(tmp_path, monkeypatch):
+    monkeypatch.setattr(sieve, "MERGE_CHUNK", 1024)           # the file is merged in 8 KiB chunks
+    seen = SieveSeen(tmp_path, buffer_size=1024, run_size=4096)
+    for i in range(70_000):
+        seen.add(f"http://h.test/{i}")
+    file_bytes = seen.stats()["disk_bytes"]
+    assert file_bytes >= 8 * 65_536                           # 512 KiB on disk, 64 chunks
+    tracemalloc.start()
+    try:
+        seen.flush()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < file_bytes / 4, (peak, file_bytes)
+    assert len(sieve_file(tmp_path)) == len(seen) == 70_000
+
+
 def test_sieve_writes_nothing_before_its_first_flush(tmp_path):
     seen = SieveSeen(tmp_path / "seen", buffer_size=100, run_size=1000)
     for i in range(999):

@@ -192,7 +192,8 @@ class SieveSeen:
         written = 0
         with open(self._files.path(TEMPORARY_SUFFIX), "wb") as out:
             for merged in self._merged_chunks(self._run):
-                index_parts.append(merged[(-written) % BLOCK_KEYS::BLOCK_KEYS])
+                # A copy: a view would keep every merged chunk, the whole file, in RAM.
+                index_parts.append(merged[(-written) % BLOCK_KEYS::BLOCK_KEYS].copy())
                 merged.tofile(out)
                 written += len(merged)
         os.replace(self._files.path(TEMPORARY_SUFFIX), self._files.path())
