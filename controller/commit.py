@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 from controller.admission import trap_keys
 from controller.digest import Digest, DigestJob
 from controller.localfailure import LocalFailure
-from controller.resume import JOURNAL_FILE, STATE_DIR, PreviousCrawl
+from controller.resume import JOURNAL_FILE, STATE_DIR, PreviousCrawl, beyond_depth
 from controller.shared import WORKER_ID_FILE
 from controller.stats import build_stats
 from controller.store import OutputError
@@ -44,7 +44,7 @@ from getpage import Ask, FetchResult
 from textfilter.duplicates import ContentVerdict
 from textfilter.fingerprint import body_md5
 from urllist import QueuedUrl
-from urllist.journal import PATTERNS_KEY, Replay, ScoredPage, replay
+from urllist.journal import PATTERNS_KEY, ScoredPage, SeenMark, Skipped, in_level_order, replay
 
 NO_VERDICT = ContentVerdict(None, None, None)
 
@@ -218,34 +218,54 @@ class Commit:
         except ValueError as exc:
             raise OutputError(f"--resume: {path}: {exc} (a journal written before orders "
                               f"were resumable?); start the crawl again with --overwrite") from None
-        self._restore(previous, replay(path))
+        self._restore(previous, path)
 
-    def _restore(self, previous: PreviousCrawl, journal: Replay) -> None:
-        """Rebuild frontier, seen-set, trap counters and tallies from the disk."""
+    def _restore(self, previous: PreviousCrawl, path) -> None:
+        """Seen-set, trap counters and tallies from the disk, streaming the
+        journal (never held whole): what the committed pages left, then the
+        seen-set in level order."""
         crawl = self.crawl
         done = previous.done_ids
-        level_of = {item.id: item.level for item in journal.items}
-        marks = [(level_of[source], url) for source, url in journal.seen_marks if source in done]
+        marks, levels = self._restore_committed(path, done)
         # In level order, as they were first queued: the trap guard's pattern
         # rule remembers the level each pattern first appeared at.
-        for level, url in sorted([(item.level, item.url) for item in journal.items] + marks,
-                                 key=lambda pair: pair[0]):
+        for level, url in in_level_order(path, marks, levels):
             crawl.seen.add(url)
             crawl.traps.admit(url, level)
-        for url in previous.beyond_depth:   # as Admission.beyond_depth marked them
+        # As Admission.beyond_depth marked them.
+        for url in beyond_depth(crawl.config.out, previous.deepest):
             crawl.seen.add(url)
-        for source, counts in journal.skipped:
-            if source is None or source in done:
-                counts = dict(counts)
-                crawl.trap_cuts.update(counts.pop(PATTERNS_KEY, {}))
-                crawl.tally.skipped.update(counts)
-        self.children_before = Counter(item.parent_id for item in journal.items
-                                       if item.parent_id is not None and item.parent_id not in done)
         crawl.handed_out = len(done)
         flags = crawl.frontier.level_flags
         for k in range(crawl.frontier.finished_levels):
             crawl.tally.level(k).m = flags[k + 1] if k + 1 < len(flags) else len(crawl.frontier)
         crawl.levels_closed = crawl.frontier.finished_levels
+
+    def _restore_committed(self, path, done: set[int]) -> tuple[list, set[int] | None]:
+        """One pass over the journal: the skipped-link counts and redirect marks
+        (level, url) of committed pages, the children journaled by pages not
+        committed, and the queue's levels when they do not ascend in id order
+        (None when they do: see in_level_order)."""
+        crawl = self.crawl
+        level_of: dict[int, int] = {}   # committed pages only: RAM per page, not per URL
+        marks, levels, ascending, last = [], set(), True, 0
+        for record in replay(path):
+            if isinstance(record, QueuedUrl):
+                if record.id in done:
+                    level_of[record.id] = record.level
+                if record.parent_id is not None and record.parent_id not in done:
+                    self.children_before[record.parent_id] += 1
+                ascending, last = ascending and record.level >= last, record.level
+                levels.add(record.level)
+            elif isinstance(record, SeenMark):
+                if record.source_id in done:
+                    marks.append((level_of[record.source_id], record.url))
+            elif isinstance(record, Skipped) and (record.source_id is None
+                                                  or record.source_id in done):
+                counts = dict(record.counts)
+                crawl.trap_cuts.update(counts.pop(PATTERNS_KEY, {}))
+                crawl.tally.skipped.update(counts)
+        return marks, None if ascending else levels
 
     # -- the end ----------------------------------------------------------------
     def finish(self) -> dict:

@@ -182,7 +182,7 @@ class Crawl:
 
     def _restore_tallies(self, previous: PreviousCrawl) -> None:
         """Counters, seed failures and content memory from the rows on disk."""
-        for row in previous.rows:
+        for row in previous.rows():
             self.tally.count_row(row)
             if row["level"] == "0" and row["error"]:
                 self.seeds_failed.append({"url": row["url"], "error": row["error"]})

@@ -22,7 +22,7 @@ from controller.config import CrawlConfig, public_settings
 from controller.extracted import keep_rows_of as keep_extracted_rows_of
 from controller.lock import CrawlLock, Holder, LockHeld, holder
 from controller.store import INDEX_COLUMNS, OutputError, index_rows, replaced_whole
-from urllist.journal import cut_torn_line, replay
+from urllist.journal import cut_torn_line, queued
 
 STATE_DIR = "state"
 SETTINGS_FILE = "settings.json"
@@ -45,11 +45,19 @@ MUST_MATCH = ("seeds", "scope", "include", "exclude", "max_depth", "max_url_leng
 
 @dataclass(frozen=True)
 class PreviousCrawl:
-    rows: list[dict]        # committed index.csv rows, in file order
+    out: Path
     done_ids: set[int]
     warc_responses: dict    # page id -> its final WARC response, for revisits (see controller/warc.py)
-    beyond_depth: set = frozenset()   # links of committed pages at --max-depth (seen, never queued)
+    deepest: set = frozenset()   # committed pages at --max-depth: their links were seen, never queued
 
+    def rows(self):
+        return committed_rows(self.out)
+
+
+def committed_rows(out: Path):
+    """The committed index.csv rows, in file order, read as they are used:
+    a crawl of many pages resumes without holding its index whole."""
+    return (row for row in index_rows(out) if len(row) == len(INDEX_COLUMNS))
 
 
 def prepare_out_dir(config: CrawlConfig, resume: bool, overwrite: bool) -> CrawlLock:
@@ -104,7 +112,7 @@ def finished_stats(config: CrawlConfig) -> dict | None:
             left = not config.max_pages or config.max_pages > len(done)
         else:   # a URL queued and not committed is left (a recrawl queues links it found)
             left = reason not in FINISHED or any(
-                item.id not in done for item in replay(out / STATE_DIR / JOURNAL_FILE).items)
+                item.id not in done for item in queued(out / STATE_DIR / JOURNAL_FILE))
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return stats if not left and urls == len(done) else None
@@ -204,24 +212,21 @@ def missing_secrets(saved: dict, config: CrawlConfig) -> str:
 
 def load_previous(out: Path, max_depth: int = 0) -> PreviousCrawl:
     """Committed rows of index.csv (a torn last line is cut off) and edges of
-    those rows; with ``max_depth``, the links of the pages at that depth."""
-    index = out / "index.csv"
-    cut_torn_line(index)
-    with open(index, newline="", encoding="utf-8") as f:
-        rows = [row for row in csv.DictReader(f) if len(row) == len(INDEX_COLUMNS) and
-                None not in row.values()]
-    done = {int(row["id"]) for row in rows}
-    deepest = {int(row["id"]) for row in rows if max_depth and row["level"] == str(max_depth)
-               and not row["duplicate_of"]}
-    beyond: set[str] = set()
-    _keep_edges_of(out / "edges.csv", done, deepest, beyond)
+    those rows; with ``max_depth``, the ids of the pages at that depth."""
+    cut_torn_line(out / "index.csv")
+    done, deepest = set(), set()
+    for row in committed_rows(out):
+        done.add(int(row["id"]))
+        if max_depth and row["level"] == str(max_depth) and not row["duplicate_of"]:
+            deepest.add(int(row["id"]))
+    _keep_edges_of(out / "edges.csv", done)
     _remove_uncommitted_files(out, done)
     keep_extracted_rows_of(out, done)
     warc_responses: dict = {}
     if (out / WARC_FILE).exists():
         from controller.warc import trim   # warcio: loaded only for --warc crawls
         trim(out / WARC_FILE, done, warc_responses)
-    return PreviousCrawl(rows, done, warc_responses, beyond)
+    return PreviousCrawl(out, done, warc_responses, deepest)
 
 
 def _difference(saved: dict, config: CrawlConfig) -> str:
@@ -239,23 +244,21 @@ def _show(value) -> str:
     return str(value)
 
 
-def _keep_edges_of(path: Path, done: set[int], deepest: set[int] = frozenset(),
-                   beyond: set[str] | None = None) -> None:
-    """Keep the edges.csv lines of committed pages; collect into ``beyond``
-    the targets of the ``deepest`` pages."""
+def _keep_edges_of(path: Path, done: set[int]) -> None:
+    """Keep the edges.csv lines of committed pages."""
     if not path.exists():
         return
     cut_torn_line(path)
     tmp = path.with_suffix(".csv.tmp")
     try:
-        _copy_edges(path, tmp, done, deepest, beyond)
+        _copy_edges(path, tmp, done)
     except OSError:
         tmp.unlink(missing_ok=True)   # a full disk: the old file stays, the space is free
         raise
     os.replace(tmp, path)
 
 
-def _copy_edges(path: Path, tmp: Path, done: set[int], deepest: set[int], beyond: set[str] | None) -> None:
+def _copy_edges(path: Path, tmp: Path, done: set[int]) -> None:
     with open(path, newline="", encoding="utf-8") as src, \
             open(tmp, "w", newline="", encoding="utf-8") as dst:
         reader, writer = csv.reader(src), csv.writer(dst)
@@ -263,8 +266,20 @@ def _copy_edges(path: Path, tmp: Path, done: set[int], deepest: set[int], beyond
         for row in reader:
             if len(row) == 3 and int(row[0]) in done:
                 writer.writerow(row)
-                if int(row[0]) in deepest:
-                    beyond.add(row[2])
+
+
+def beyond_depth(out: Path, deepest: set[int]):
+    """The links of the ``deepest`` pages (load_previous), read from edges.csv
+    as they are used: URLs the depth limit kept out, seen but never queued."""
+    path = out / "edges.csv"
+    if not deepest or not path.exists():
+        return
+    with open(path, newline="", encoding="utf-8") as f:
+        reader = csv.reader(f)
+        next(reader, None)
+        for row in reader:
+            if len(row) == 3 and int(row[0]) in deepest:
+                yield row[2]
 
 
 def _remove_uncommitted_files(out: Path, done: set[int]) -> None:

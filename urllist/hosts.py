@@ -47,7 +47,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Protocol
 
-from urllist.journal import replay
+from urllist.journal import queued
 from urllist.levels import Levels
 from urllist.queued import QueuedUrl
 from urllist.storage import HostQueues, MemoryQueues
@@ -172,8 +172,9 @@ class HostFrontier:
         self._withdrawn.add(item.id)
 
     def resume(self, journal_path, done_ids: set[int]) -> None:
-        """Rebuild after a restart from the crawl's journal (urllist/journal.py)."""
-        self.restore(replay(journal_path).items, done_ids)
+        """Rebuild after a restart from the crawl's journal (urllist/journal.py),
+        streamed: the URLs done are counted, not held."""
+        self.restore(queued(journal_path), done_ids)
 
     def restore(self, items: Iterable[QueuedUrl], done_ids: set[int]) -> None:
         """Rebuild after a restart from the whole total queue, streamed in id

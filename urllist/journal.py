@@ -40,9 +40,10 @@ import json
 import os
 import threading
 import time
-from dataclasses import dataclass, field
+from collections import deque
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from urllist.queued import QueuedUrl
 
@@ -61,12 +62,17 @@ class ScoredPage:
 
 
 @dataclass(frozen=True)
-class Replay:
-    items: list[QueuedUrl]            # the total queue, in id order
-    seen_marks: list[tuple[int, str]]  # (source_id, url) redirect targets
-    skipped: list[tuple[int | None, dict]] = field(default_factory=list)  # (source_id, {reason: n})
-    # P lines in file order, each with the queue's length when it was written
-    scored: list[tuple[int, ScoredPage]] = field(default_factory=list)
+class SeenMark:
+    """An S line: a redirect target marked seen while fetching source_id."""
+    source_id: int
+    url: str
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A K line: links not queued, by reason, while processing source_id (None: the seeds)."""
+    source_id: int | None
+    counts: dict
 
 
 class WholeWrites:
@@ -170,29 +176,63 @@ class QueueJournal:
             self.sync()
 
 
-def replay(path: Path) -> Replay:
-    """Read a journal back; a missing file is an empty queue."""
-    items: list[QueuedUrl] = []
-    marks: list[tuple[int, str]] = []
-    skipped: list[tuple[int | None, dict]] = []
-    scored: list[tuple[int, ScoredPage]] = []
+def replay(path: Path) -> Iterator[QueuedUrl | SeenMark | Skipped | ScoredPage]:
+    """The journal's records in file order, read as they are used: a resumed
+    crawl of millions of URLs never holds the journal whole. A missing file
+    is an empty queue."""
     if not Path(path).exists():
-        return Replay(items, marks, skipped, scored)
+        return
     with open(path, encoding="utf-8") as f:
         for line in f:
             if not line.endswith("\n"):
-                break   # torn by power loss: never acknowledged, so never relied on
+                return   # torn by power loss: never acknowledged, so never relied on
             fields = line.rstrip("\n").split("\t")
             if fields[0] == "Q":
                 parent = None if fields[3] == "-" else int(fields[3])
-                items.append(QueuedUrl(int(fields[1]), fields[4], int(fields[2]), parent))
+                yield QueuedUrl(int(fields[1]), fields[4], int(fields[2]), parent)
             elif fields[0] == "S":
-                marks.append((int(fields[1]), fields[2]))
+                yield SeenMark(int(fields[1]), fields[2])
             elif fields[0] == "K":
-                skipped.append((None if fields[1] == "-" else int(fields[1]), json.loads(fields[2])))
+                yield Skipped(None if fields[1] == "-" else int(fields[1]), json.loads(fields[2]))
             elif fields[0] == "P":
-                scored.append((len(items), _scored_page(fields)))
-    return Replay(items, marks, skipped, scored)
+                yield _scored_page(fields)
+
+
+def queued(path: Path) -> Iterator[QueuedUrl]:
+    """The total queue, in id order, read as it is used."""
+    return (record for record in replay(path) if isinstance(record, QueuedUrl))
+
+
+def queue_and_scores(path: Path) -> tuple[list[QueuedUrl], list[tuple[int, ScoredPage]]]:
+    """The total queue, and the P lines in file order, each with the queue's
+    length when it was written: what an order replays (urllist/ordered.py),
+    which holds its queue in RAM anyway."""
+    items: list[QueuedUrl] = []
+    scored: list[tuple[int, ScoredPage]] = []
+    for record in replay(path):
+        if isinstance(record, QueuedUrl):
+            items.append(record)
+        elif isinstance(record, ScoredPage):
+            scored.append((len(items), record))
+    return items, scored
+
+
+def in_level_order(path: Path, marks: list[tuple[int, str]],
+                   levels: Iterable[int] | None = None) -> Iterator[tuple[int, str]]:
+    """(level, url) of every queued URL and of the redirect ``marks`` (level,
+    url), sorted by level and otherwise as journaled, the marks after the
+    queue's URLs of their level: the order they were first admitted in.
+    Streamed: one pass over the journal when its levels ascend in id order
+    (breadth-first), else one pass per level of ``levels``."""
+    pending = deque(sorted(marks, key=lambda mark: mark[0]))   # stable: journal order within a level
+    passes = [None] if levels is None else sorted(levels)
+    for only in passes:
+        for item in queued(path):
+            if only is None or item.level == only:
+                while pending and pending[0][0] < item.level:
+                    yield pending.popleft()
+                yield item.level, item.url
+    yield from pending
 
 
 def _scored_page(fields: list[str]) -> ScoredPage:

@@ -29,7 +29,7 @@ from collections import deque
 from collections.abc import Callable, Iterable
 
 from urllist.hosts import Readiness, ready_time
-from urllist.journal import ScoredPage, cut_uncommitted_tail, replay
+from urllist.journal import ScoredPage, cut_uncommitted_tail, queue_and_scores
 from urllist.queued import QueuedUrl, TotalQueue
 
 DEFERRED, WAITING, TAKEN, DONE = 0, 1, 2, 3
@@ -118,8 +118,8 @@ class OrderedFrontier(TotalQueue):
         crawl queued them; left in the queue they would be scored (and could
         be fetched) before the page that found them."""
         cut_uncommitted_tail(journal_path, done_ids)
-        journal = replay(journal_path)
-        self.restore(journal.items, done_ids, journal.scored)
+        items, scored = queue_and_scores(journal_path)
+        self.restore(items, done_ids, scored)
 
     def restore(self, items: list[QueuedUrl], done_ids: set[int],
                 scored: Iterable[tuple[int, ScoredPage]] = ()) -> None:
