@@ -192,7 +192,7 @@ def test_compare_dedup_script_fixes_the_hash_seed_and_writes_table_csv_and_plots
     assert columns[:len(DEDUP_COLUMNS)] == DEDUP_COLUMNS
     assert [(row["algorithm"], row["n"]) for row in rows] == [
         (name, n) for n in ("300", "2000")
-        for name in ("set", "ascii", "intstring", "stringhash", "md5", "bloom")]
+        for name in ("set", "ascii", "intstring", "stringhash", "md5", "bloom", "sieve")]
     stream = corpora.generate_urls(2000)
     for row in rows:
         n = int(row["n"])
