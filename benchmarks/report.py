@@ -253,7 +253,9 @@ def render_results(results_dir: Path) -> str:
     their own table, such as the URL_Filter one), so a crawl run keeps them."""
     results = []
     for file in sorted(Path(results_dir).glob("*.json")):
-        results.append(json.loads(file.read_text(encoding="utf-8")))
+        result = json.loads(file.read_text(encoding="utf-8"))
+        if isinstance(result, dict):   # a crawl benchmark's; others keep raw numbers beside their .md
+            results.append(result)
     results.sort(key=lambda r: r.get("started", ""), reverse=True)
     parts = [RESULTS_HEADER]
     parts += [_section(r) for r in results]

@@ -284,7 +284,7 @@ def section(runs: list[dict], command: str) -> str:
             f"{m['cpu']}, {m['cores']} cores "
             f"shared with other work, Python {m['python']}, {m['date']}, commit "
             f"`{git_commit(REPO).get('commit', '?')}`.", "", table(runs), ""]
-    conclusion = RESULTS / "seen-scale-conclusion.md"
+    conclusion = RESULTS / "seen" / "conclusion.md"   # read into seen-scale.md, not a section of its own
     if conclusion.exists():
         text += [conclusion.read_text(encoding="utf-8").rstrip(), ""]
     return "\n".join(text)
