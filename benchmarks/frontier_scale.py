@@ -96,6 +96,32 @@ def build(order: str, storage: str, ram_mb: int | None, workdir: Path):
     return frontier
 
 
+class Tenths:
+    """The run's pace, kept as it goes: a row per tenth of the 2N operations
+    (a push or a pop), and a progress line on stderr per hundredth."""
+
+    def __init__(self, n: int, frontier) -> None:
+        self.n, self.frontier = n, frontier
+        self.step = 2 * n // 10
+        self.rows: list[dict] = []
+        self.started = self.last = self.fine_wall = time.perf_counter()
+        self.last_cpu = self.fine_cpu = time.process_time()
+        self.mark, self.fine = self.step, self.step // 10
+
+    def passed(self, pushed: int, popped: int) -> None:
+        if pushed + popped >= self.fine:
+            cpu, wall = time.process_time(), time.perf_counter()
+            row = tenth_row(self.fine * 100 // (2 * self.n), wall - self.fine_wall,
+                            cpu - self.fine_cpu, self.step // 10, self.frontier, pushed, popped)
+            print(json.dumps({"hundredth": row.pop("tenth"), **row}), file=sys.stderr, flush=True)
+            self.fine, self.fine_cpu, self.fine_wall = self.fine + self.step // 10, cpu, wall
+        if pushed + popped >= self.mark:
+            now, cpu = time.perf_counter(), time.process_time()
+            self.rows.append(tenth_row(len(self.rows) + 1, now - self.last, cpu - self.last_cpu,
+                                       self.step, self.frontier, pushed, popped))
+            self.last, self.last_cpu, self.mark = now, cpu, self.mark + self.step
+
+
 def simulate(n: int, hosts: int, fanout: int, dups: int, seen_name: str, order: str,
              storage: str, ram_mb: int | None, workdir: Path) -> dict:
     rng = random.Random(24)
@@ -103,12 +129,8 @@ def simulate(n: int, hosts: int, fanout: int, dups: int, seen_name: str, order: 
     seen = None if seen_name == "none" else make_seen(seen_name)
     urls = Urls(hosts)
     base_rss = rss_mb()
-    tenths, step = [], 2 * n // 10
-    started = last = time.perf_counter()
-    last_cpu = time.process_time()
+    pace = Tenths(n, frontier)
     pushed = popped = 0
-    fine, mark = step // 10, step
-    fine_cpu, fine_wall = last_cpu, started
 
     def push(found: list[str], level: int, parent: int | None) -> int:
         new = found if seen is None else [url for url in found if seen.add(url)]
@@ -136,19 +158,9 @@ def simulate(n: int, hosts: int, fanout: int, dups: int, seen_name: str, order: 
                 pushed += push(found, item.level + 1, item.id)
             frontier.fetched(item)
             frontier.done(item)
-        if pushed + popped >= fine:   # a long run's progress, every hundredth
-            cpu, wall = time.process_time(), time.perf_counter()
-            row = tenth_row(fine * 100 // (2 * n), wall - fine_wall, cpu - fine_cpu, step // 10,
-                            frontier, pushed, popped)
-            print(json.dumps({"hundredth": row.pop("tenth"), **row}), file=sys.stderr, flush=True)
-            fine, fine_cpu, fine_wall = fine + step // 10, cpu, wall
-        if pushed + popped >= mark:
-            now, cpu = time.perf_counter(), time.process_time()
-            tenths.append(tenth_row(len(tenths) + 1, now - last, cpu - last_cpu, step, frontier,
-                                    pushed, popped))
-            last, last_cpu, mark = now, cpu, mark + step
+        pace.passed(pushed, popped)
     return summary(n, hosts, fanout, dups, seen_name, order, storage, ram_mb, frontier,
-                   tenths, time.perf_counter() - started, base_rss, pushed)
+                   pace.rows, time.perf_counter() - pace.started, base_rss, pushed)
 
 
 def tenth_row(k: int, seconds: float, cpu: float, ops: int, frontier, pushed: int,
