@@ -141,31 +141,23 @@ class Variant:
     workers: int            # shared workers; 0 = the single-node crawler, no Redis
     processes: int          # each process's --processes
     fsync: str = "always"   # Redis's appendfsync (shared variants)
-    slots: int = 0          # --partition host --slots N at creation; 0 = the shared queue
 
     @property
     def label(self) -> str:
         if not self.workers:
             return f"single, --processes {self.processes}"
         fsync = "" if self.fsync == "always" else f", fsync {self.fsync}"
-        partition = f", --partition host --slots {self.slots}" if self.slots else ""
-        return (f"{self.workers} worker{'s' if self.workers > 1 else ''}, --processes {self.processes}"
-                f"{fsync}{partition}")
-
-    def create_args(self) -> tuple[str, ...]:
-        """The first worker's options that only creating a shared crawl takes."""
-        return ("--partition", "host", "--slots", str(self.slots)) if self.slots else ()
+        return f"{self.workers} worker{'s' if self.workers > 1 else ''}, --processes {self.processes}{fsync}"
 
 
 def variants(workers: list[int], processes: list[int], compare: list[int], everysec: list[int],
-             single_processes: int, partition: list[int] = ()) -> list[Variant]:
+             single_processes: int) -> list[Variant]:
     """The single-node crawler; N workers at each --processes; the most workers at the
-    compared --processes; then the everysec ones; then the most workers partitioned."""
+    compared --processes; then the everysec ones."""
     out = [Variant(0, single_processes)]
     out += [Variant(n, p) for p in processes for n in workers]
     out += [Variant(max(workers), p) for p in compare if p not in processes]
     out += [Variant(n, processes[0], "everysec") for n in everysec]
-    out += [Variant(max(workers), processes[0], slots=s) for s in partition]
     return out
 
 
@@ -396,8 +388,6 @@ class Run:
     fsync: str | None
     round: int
     site_pages: int
-    slots: int = 0                 # partition slots (0: the shared queue)
-    crawl_slots: int = 0           # the slots the crawl in Redis was created with
     worker_pages: list = field(default_factory=list)   # index.csv rows of each worker
     wall_s: float = 0.0            # first command started to last one exited, harness clock
     span_s: float = 0.0            # first request start to last request end, nginx's clock
@@ -427,11 +417,9 @@ class Run:
 
     @property
     def checked(self) -> bool:
-        """Every page once, saved byte-identical on its level, no short gap, partitioned
-        as the variant says."""
+        """Every page once, saved byte-identical on its level, no short gap."""
         return (self.exit_ok and self.pages == self.site_pages and self.levels_exact
-                and not self.missed and not self.duplicates and not self.short_gaps
-                and self.crawl_slots == self.slots)
+                and not self.missed and not self.duplicates and not self.short_gaps)
 
     def per_page(self, value: float) -> float:
         return value / self.pages if self.pages else 0.0
@@ -442,8 +430,7 @@ def run_once(setting: Setting, variant: Variant, server: Nginx, run_dir: Path, r
     shutil.rmtree(run_dir, ignore_errors=True)
     run_dir.mkdir(parents=True)
     run = Run(setting.name, variant.label + (" (profile)" if profile else ""), variant.workers,
-              variant.processes, variant.fsync if variant.workers else None, round_no, setting.pages,
-              variant.slots)
+              variant.processes, variant.fsync if variant.workers else None, round_no, setting.pages)
     mark = server.mark()
     if variant.workers:
         dirs = run_shared(setting, variant, server, run_dir, run, timeout, profile)
@@ -473,7 +460,7 @@ def run_shared(setting: Setting, variant: Variant, server: Nginx, run_dir: Path,
         def start() -> list[Timed]:
             first = Timed.start([CRAWLER, "crawl", *crawl_args(setting, server), "--redis",
                                  redis_server.url, "--crawl-id", CRAWL_ID, "--out", str(dirs[0]),
-                                 *own, *variant.create_args()], run_dir / "logs-w0", setting.env())
+                                 *own], run_dir / "logs-w0", setting.env())
             wait_created(client, first, time.monotonic() + START_TIMEOUT_S)
             return [first] + [Timed.start([CRAWLER, "worker", "--redis", redis_server.url,
                                            "--crawl-id", CRAWL_ID, "--out", str(d), "--quiet", *own],
@@ -485,7 +472,6 @@ def run_shared(setting: Setting, variant: Variant, server: Nginx, run_dir: Path,
         if watch:
             run.profile = watch.finish()
         run.scripts = script_stats(client)
-        run.crawl_slots = int(client.hget(PREFIX + "cfg", "slots") or 0)
         run.left = redis_left(client, redis_server.data_dir)
     return dirs
 
@@ -567,25 +553,6 @@ def reference(run: Run, runs: list[Run]) -> Run | None:
                  and not r.workers and not r.profile), None)
 
 
-def unpartitioned(run: Run, runs: list[Run]) -> Run | None:
-    """The shared-queue run a partitioned one is compared with: same setting, round, workers,
-    --processes and fsync."""
-    return next((r for r in runs if (r.setting, r.round, r.workers, r.processes, r.fsync)
-                 == (run.setting, run.round, run.workers, run.processes, run.fsync)
-                 and not r.slots and not r.profile), None)
-
-
-def partition_fields(mine: list[Run], runs: list[Run]) -> dict:
-    """A partitioned variant's pages/s and wall time to the shared queue's in the same round
-    (medians of the per-round ratios)."""
-    pairs = [(r, ref) for r in mine if (ref := unpartitioned(r, runs)) and ref.pages_per_s]
-    if not pairs:
-        return {}
-    return {"x_shared": statistics.median(r.pages_per_s / ref.pages_per_s for r, ref in pairs),
-            "wall_x_shared": statistics.median(r.wall_s / ref.wall_s for r, ref in pairs),
-            "busiest_share_shared": statistics.median(busiest_share(ref) for _, ref in pairs)}
-
-
 def busiest_share(run: Run) -> float | None:
     """The share of the pages the busiest worker wrote (1 / workers when even)."""
     total = sum(run.worker_pages)
@@ -599,12 +566,11 @@ def summarize(runs: list[Run], settings: dict[str, Setting]) -> list[dict]:
         mine = [r for r in runs if (r.setting, r.variant) == key]
         ratios = [r.pages_per_s / ref.pages_per_s for r in mine
                   if (ref := reference(r, runs)) and ref.pages_per_s]
-        partition = partition_fields(mine, runs) if mine[0].slots else {}
         shares = [s for r in mine if (s := busiest_share(r)) is not None]
         allowed, barrier = settings[key[0]].allowed_per_s, settings[key[0]].barrier_s
         med = lambda f: statistics.median(f(r) for r in mine)
         rows.append({
-            "setting": key[0], "variant": key[1], "workers": mine[0].workers, "slots": mine[0].slots,
+            "setting": key[0], "variant": key[1], "workers": mine[0].workers,
             "processes": mine[0].processes, "fsync": mine[0].fsync, "rounds": len(mine),
             "pages_per_s": med(lambda r: r.pages_per_s), "wall_s": med(lambda r: r.wall_s),
             "span_s": med(lambda r: r.span_s),
@@ -621,18 +587,8 @@ def summarize(runs: list[Run], settings: dict[str, Setting]) -> list[dict]:
             "other_cores": med(lambda r: r.other_cpu_s / r.wall_s),
             "merge_s": med(lambda r: r.merge_s),
             "checked": all(r.checked for r in mine),
-            "busiest_share": statistics.median(shares) if shares else None, **partition})
+            "busiest_share": statistics.median(shares) if shares else None})
     return rows
-
-
-def partition_lines(rows: list[dict]) -> list[str]:
-    """One line per partitioned variant: against the shared queue in the same rounds."""
-    return [f"- {r['setting']}, \"{r['variant']}\": {r['x_shared']:.2f}× the pages/s and "
-            f"{r['wall_x_shared']:.2f}× the wall time of the shared queue with as many workers in the "
-            f"same round (median over {r['rounds']} round(s)); the busiest worker wrote "
-            f"{r['busiest_share']:.0%} of the pages ({r['busiest_share_shared']:.0%} with the shared "
-            f"queue, {1 / r['workers']:.0%} if even)."
-            for r in rows if r.get("x_shared") is not None]
 
 
 THROUGHPUT_COLUMNS = ("setting", "variant", "pages/s", "× single", "÷ hosts/delay",
@@ -754,7 +710,7 @@ def scale(rows: list[dict], runs: list[Run], mem: dict) -> dict:
     out = {}
     for name in dict.fromkeys(r["setting"] for r in rows):
         mine = [r for r in rows if r["setting"] == name and r["workers"]]
-        always = [r for r in mine if r["fsync"] == "always" and not r.get("slots")]
+        always = [r for r in mine if r["fsync"] == "always"]
         if not always:
             continue
         one = min(always, key=lambda r: r["workers"])   # the first of the fewest: main --processes
@@ -847,7 +803,6 @@ def section(result: dict) -> str:
         + (f", every crawl `{result['options']['crawl_args']}`" if result["options"].get("crawl_args") else "")
         + "; a fresh redis-server per run (AOF, appendfsync always unless the variant says everysec)", "",
         throughput_table(result["summary"]), "",
-        *([*partition_lines(result["summary"]), ""] if partition_lines(result["summary"]) else []),
         "Scale arithmetic:", "",
         *scale_lines(result["scale"]), "",
         *(part for r in profiled for part in (
@@ -966,9 +921,6 @@ def _rounds(text: str, names: list[str]) -> dict[str, int]:
               help="--processes of the single-node crawler (1: its default on 2 cores).")
 @click.option("--everysec", default="3", show_default=True,
               help="Worker counts also run with appendfsync everysec (empty: none).")
-@click.option("--partition-slots", "partition", default="", show_default=True,
-              help="Also run the most workers with --partition host --slots N, for each N here, "
-                   "beside the shared queue in the same rounds (empty: none), e.g. 64.")
 @click.option("--rounds", default="2,1", show_default=True,
               help="Interleaved rounds per setting, in the order of --settings (one number: all).")
 @click.option("--crawl-args", default="", help="More options for every `crawler crawl` (the shared "
@@ -985,7 +937,7 @@ def _rounds(text: str, names: list[str]) -> dict[str, int]:
               help="Seconds allowed per run.")
 @click.option("--keep-output", is_flag=True, help="Keep every run's directory under --work/runs/distributed.")
 def main(names, pages, hosts, host_pages, delay, workers, processes, compare, single_processes,
-         everysec, partition, rounds, crawl_args, ours_commit, label, profile, save, work, results_dir, results_md, timeout,
+         everysec, rounds, crawl_args, ours_commit, label, profile, save, work, results_dir, results_md, timeout,
          keep_output) -> None:
     """Pages/s of N workers sharing one crawl through Redis, against the single-node crawler,
     and what Redis costs per page and per URL.
@@ -1004,8 +956,7 @@ def main(names, pages, hosts, host_pages, delay, workers, processes, compare, si
     tree = tree or REPO
     settings = {n: replace(makers[n](), options=tuple(shlex.split(crawl_args)), source=tree)
                 for n in names.split(",")}
-    plan = variants(_ints(workers), _ints(processes), _ints(compare), _ints(everysec), single_processes,
-                    _ints(partition))
+    plan = variants(_ints(workers), _ints(processes), _ints(compare), _ints(everysec), single_processes)
     rounds = _rounds(rounds, list(settings))
     started, clock, before = datetime.now(timezone.utc), time.perf_counter(), machine()
     code = code_digest(tree)
@@ -1035,8 +986,6 @@ def main(names, pages, hosts, host_pages, delay, workers, processes, compare, si
 def _show(result: dict, rows, mem, store_in) -> None:
     """The tables on stdout; the result stored when ``store_in`` is (results dir, RESULTS.md)."""
     click.echo(throughput_table(rows))
-    if partition_lines(rows):
-        click.echo("\n".join(["", *partition_lines(rows)]))
     click.echo("\n".join(["", *scale_lines(result["scale"]), "", memory_table(mem)]))
     if store_in:
         click.echo(f"stored {store(result, *store_in)} and its section in {store_in[1]}", err=True)

@@ -6,29 +6,26 @@ crawling"): only what the dead worker held is fetched again, and nothing
 is lost.
 
     .venv/bin/python -m benchmarks.kill_refetch [--rounds 8]
-    .venv/bin/python -m benchmarks.kill_refetch --mode shared,partition --restart yes,no --rounds 4
+    .venv/bin/python -m benchmarks.kill_refetch --mode shared --restart yes,no --rounds 4
 
 Prints a table and writes benchmarks/results/distributed/kill-refetch.json.
 The sites are the tests' many-host loopback sites (tests/manyhosts.py).
 
-With --mode, the shared queue and host partitioning (--partition host
---slots N) are compared in the same rounds: per round and mode, a crawl
-without a kill, then one kill per --restart value, each when the three
+With --mode shared, a dead worker's cost in time is measured too: per
+round, a crawl without a kill, then one kill per --restart value, each when the three
 workers together have written the round's number of rows. `yes` starts the
 victim again at once with its id; `no` leaves it dead, so the others reclaim
 what it held once --lease-seconds pass (a dead victim is run once more after
 the crawl, outside the wall time, to write the rows it had committed, as the
 README says to do before merging). Per run: the wall time, pages fetched
 again, pages lost, and the stall: the longest any host the victim was
-serving went without a request across the kill (shared: the hosts of the
-URLs in its lease hash; partition: the hosts in the slots it owned,
-``crawl:{k}:owns:victim``), both read from Redis just before the kill.
+serving went without a request across the kill (the hosts of the URLs in
+its lease hash, read from Redis just before the kill).
 Stored in results/distributed/kill-partition.json, results/kill-partition.md
 and its section in RESULTS.md.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import random
@@ -147,7 +144,7 @@ def one_round(roots, logs, kill_after: int, work: Path, source: Path = ROOT) -> 
     return {"kill_after_rows": kill_after, "held_at_kill": held, **tally(roots, logs, crawl.dirs)}
 
 
-# -- shared queue against host partitioning ---------------------------------------------------
+# -- the time a death costs ---------------------------------------------------------------------
 def has_header(out: Path) -> bool:
     """index.csv starts with its header (as every reader of it, `crawler merge` too, assumes)."""
     index = out / "index.csv"
@@ -159,24 +156,14 @@ def host_of(url: str) -> str:
     return urlsplit(url).netloc.lower()
 
 
-def slot_of(host: str, slots: int) -> int:
-    """The slot a host hashes to, as the Redis scripts compute it (redisqueue._SLOT_FUNCTION)."""
-    return int(hashlib.sha1(host.encode()).hexdigest()[:8], 16) % slots
-
-
 def entry_host(entry: str) -> str:
     return entry.split("\t")[3]
 
 
-def serving(crawl: Crawl, roots, slots: int) -> tuple[list[int], list[int]]:
-    """The sites (indexes into roots) the victim serves: by its owned slots when partitioned,
-    else by its lease hash; and the sites its leases are on."""
+def serving(crawl: Crawl, roots) -> list[int]:
+    """The sites (indexes into roots) the victim serves: those of the URLs it holds."""
     leased = {entry_host(e) for e in crawl.lease_entries()}
-    by_lease = [i for i, root in enumerate(roots) if host_of(root) in leased]
-    if not slots:
-        return by_lease, by_lease
-    owned = {int(s) for s in crawl.client.smembers(PREFIX + "owns:victim")}
-    return [i for i, root in enumerate(roots) if slot_of(host_of(root), slots) in owned], by_lease
+    return [i for i, root in enumerate(roots) if host_of(root) in leased]
 
 
 def stall_s(logs, sites: list[int], killed: float) -> float | None:
@@ -193,16 +180,15 @@ def stall_s(logs, sites: list[int], killed: float) -> float | None:
 
 @dataclass
 class ModeRun:
-    mode: str               # shared | partition
+    mode: str               # shared
     restart: str            # "-" (no kill), yes, no
     round: int
     kill_at_rows: int
     wall_s: float = 0.0     # first worker started to the last one's exit
     killed_after_s: float | None = None   # from the start; None: the victim had exited
     held_at_kill: int = 0
-    serving_sites: int = 0  # sites the victim served at its death (slots owned, or its leases)
+    serving_sites: int = 0  # sites the victim served at its death (those of its leases)
     waiting_sites: int = 0  # of those, sites that still had requests after the kill
-    leased_outside_slots: int = 0   # its leases on sites outside its slots (partition: must be 0)
     stall_s: float | None = None
     fetched_again: int = 0
     lost: int = 0
@@ -210,20 +196,18 @@ class ModeRun:
 
 
 def mode_run(roots, logs, work: Path, source: Path, mode: str, restart: str, round_no: int,
-             kill_at: int, slots: int, lease_s: float) -> ModeRun:
+             kill_at: int, lease_s: float) -> ModeRun:
     for log in logs:
         log.clear()
     run = ModeRun(mode, restart, round_no, kill_at)
-    used = slots if mode == "partition" else 0
-    create = ("--lease-seconds", f"{lease_s:g}",
-              *(("--partition", "host", "--slots", str(used)) if used else ()))
+    create = ("--lease-seconds", f"{lease_s:g}")
     with RedisServer(work / "redis") as server:
         started = time.monotonic()
         crawl = Crawl.start(roots, server.url, work, source, create)
         if restart == "-":
             crawl.wait([crawl.victim])
         else:
-            watch(run, crawl, roots, logs, used, started, work, source)
+            watch(run, crawl, roots, logs, started, work, source)
         run.wall_s = time.monotonic() - started
         if restart == "no":
             crawler(crawl.victim_args, work, source).wait(timeout=WAIT_S)
@@ -233,17 +217,17 @@ def mode_run(roots, logs, work: Path, source: Path, mode: str, restart: str, rou
     return run
 
 
-def watch(run: ModeRun, crawl: Crawl, roots, logs, slots: int, started: float, work: Path,
+def watch(run: ModeRun, crawl: Crawl, roots, logs, started: float, work: Path,
           source: Path) -> None:
     """Kill the victim at the round's moment, read what it served, restart it or not, and
     wait for the crawl's end; then the stall."""
-    sites = by_lease = []
+    sites = []
 
     def written() -> bool:
-        nonlocal sites, by_lease
+        nonlocal sites
         done = sum(len(rows(d)) for d in crawl.dirs) >= run.kill_at_rows
         if done:   # read just before the kill
-            sites, by_lease = serving(crawl, roots, slots)
+            sites = serving(crawl, roots)
             run.held_at_kill = len(crawl.lease_entries())
         return done
     killed = crawl.kill_victim_when(written)
@@ -253,12 +237,11 @@ def watch(run: ModeRun, crawl: Crawl, roots, logs, slots: int, started: float, w
         return
     run.killed_after_s = killed - started
     run.serving_sites = len(sites)
-    run.leased_outside_slots = len(set(by_lease) - set(sites))
     run.stall_s = stall_s(logs, sites, killed)
     run.waiting_sites = sum(1 for i in sites if any(r.time > killed for r in logs[i].snapshot()))
 
 
-def compare(roots, logs, modes: list[str], restarts: list[str], rounds: int, slots: int,
+def compare(roots, logs, modes: list[str], restarts: list[str], rounds: int,
             lease_s: float, source: Path, seed: int) -> list[ModeRun]:
     """Every (mode, restart) once per round, interleaved; one kill moment per round."""
     pick, runs = random.Random(seed), []
@@ -269,7 +252,7 @@ def compare(roots, logs, modes: list[str], restarts: list[str], rounds: int, slo
             for restart in ["-", *restarts]:
                 with tempfile.TemporaryDirectory() as work:
                     runs.append(mode_run(roots, logs, Path(work), source, mode, restart, n, kill_at,
-                                         slots, lease_s))
+                                         lease_s))
                 click.echo(run_line(runs[-1]), err=True)
     return runs
 
@@ -307,8 +290,7 @@ def summarize(runs: list[ModeRun], lease_s: float) -> list[dict]:
             "stall_max_s": max(stalls) if stalls else None,
             "stall_max_x_lease": max(stalls) / lease_s if stalls else None,
             "fetched_again": [r.fetched_again for r in mine],
-            "lost": sum(r.lost for r in mine), "headerless": sum(r.headerless for r in mine),
-            "leased_outside_slots": sum(r.leased_outside_slots for r in mine)})
+            "lost": sum(r.lost for r in mine), "headerless": sum(r.headerless for r in mine)})
     return out
 
 
@@ -353,8 +335,7 @@ def section(result: dict) -> str:
         f"at start {' '.join(m['load_average'])}; the whole benchmark {result['elapsed_s']:.0f} s",
         f"- the tests' six loopback sites (tests/manyhosts.py: {result['pages']} pages, 5 to 20 a site), "
         f"--delay {DELAY:g}, three workers (`crawler crawl --redis`, then the victim and one more "
-        f"`crawler worker`), `--lease-seconds {o['lease_s']:g}`; partition: `--partition host --slots "
-        f"{o['slots']}`; {o['rounds']} interleaved round(s), each killing every run at the same "
+        f"`crawler worker`), `--lease-seconds {o['lease_s']:g}`; {o['rounds']} interleaved round(s), each killing every run at the same "
         f"moment (when the workers together have written that round's rows)",
         "- stall: per site the victim served at its death, the time from its last request before "
         "the kill to its first after (sites with none after were done), the largest of them; a "
@@ -373,15 +354,15 @@ def store(result: dict, results_md: Path) -> None:
     put_section(results_md, SECTION_TITLE + "\n", text)
 
 
-def compare_main(modes, restarts, rounds, slots, lease_s, source, seed, save, results_md) -> None:
+def compare_main(modes, restarts, rounds, lease_s, source, seed, save, results_md) -> None:
     clock, before = time.perf_counter(), machine()
     with many_hosts(first_address=110) as (roots, logs):
-        runs = compare(roots, logs, modes, restarts, rounds, slots, lease_s, source, seed)
+        runs = compare(roots, logs, modes, restarts, rounds, lease_s, source, seed)
         pages = len(truth(roots))
     rows = summarize(runs, lease_s)
     result = {"argv": shlex.join(sys.argv[1:]), "machine": before, "redis": redis_version(),
               "source": git_commit(source), "elapsed_s": time.perf_counter() - clock, "pages": pages,
-              "options": {"modes": modes, "restarts": restarts, "rounds": rounds, "slots": slots,
+              "options": {"modes": modes, "restarts": restarts, "rounds": rounds,
                           "lease_s": lease_s, "seed": seed},
               "summary": rows, "runs": [asdict(r) for r in runs]}
     click.echo(table(rows))
@@ -404,24 +385,22 @@ def _names(text: str, allowed: tuple[str, ...], hint: str) -> list[str]:
 @click.option("--rounds", type=click.IntRange(min=1), default=8, show_default=True)
 @click.option("--seed", default=14, show_default=True)
 @click.option("--mode", "modes", default="",
-              help="Compare these, comma-separated: shared, partition (empty: the refetch count alone).")
+              help="shared: also the time a death costs, per --restart (empty: the refetch count alone).")
 @click.option("--restart", "restarts", default="yes", show_default=True,
               help="With --mode: yes (restart the victim at once with its id), no (leave it dead), or both.")
 @click.option("--lease-seconds", "lease_s", type=click.FloatRange(min=1), default=5.0, show_default=True,
               help="With --mode: the crawl's --lease-seconds.")
-@click.option("--slots", type=click.IntRange(min=1), default=64, show_default=True,
-              help="With --mode partition: --slots.")
 @click.option("--ours", "source", type=click.Path(path_type=Path, file_okay=False, exists=True),
               default=ROOT, help="The crawler's source tree (PYTHONPATH of every worker), e.g. a "
               "git worktree that nobody edits meanwhile.  [default: this repository]")
 @click.option("--save/--no-save", default=True, show_default=True,
               help="With --mode: store the result and put its section into RESULTS.md.")
 @click.option("--results-md", type=click.Path(path_type=Path), default=RESULTS_MD, show_default=True)
-def main(rounds: int, seed: int, modes: str, restarts: str, lease_s: float, slots: int, source: Path,
+def main(rounds: int, seed: int, modes: str, restarts: str, lease_s: float, source: Path,
          save: bool, results_md: Path) -> None:
     if modes:
-        compare_main(_names(modes, ("shared", "partition"), "--mode"),
-                     _names(restarts, ("yes", "no"), "--restart"), rounds, slots, lease_s,
+        compare_main(_names(modes, ("shared",), "--mode"),
+                     _names(restarts, ("yes", "no"), "--restart"), rounds, lease_s,
                      source.resolve(), seed, save, results_md)
         return
     pick = random.Random(seed)

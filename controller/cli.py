@@ -339,12 +339,6 @@ SHARED_OPTIONS = [
                  help="The shared crawl's name in Redis (one Redis holds many crawls)."),
     click.option("--lease-seconds", type=click.FloatRange(min=1), default=60.0, show_default=True,
                  help="A worker silent this long has died: the URLs it held go to the others."),
-    click.option("--partition", type=click.Choice(["none", "host"]), default="none",
-                 show_default=True,
-                 help="none: every worker takes any ready host; host: hosts hashed into --slots "
-                      "slots, each slot owned by one worker at a time."),
-    click.option("--slots", type=click.IntRange(min=1, max=4096), default=64, show_default=True,
-                 help="Slots for --partition host (the live workers share them evenly)."),
 ]
 
 OPTION_GROUPS = (("Input and output", None), ("Limits", LIMIT_OPTIONS),
@@ -426,8 +420,8 @@ def crawl_from(ctx, seeds, out, resume, overwrite, seed_files, config_file, **op
     _read_topic_file(options)
     if options["redis_url"] and (refusal := order_refusal(options["order"], "--redis")):
         raise click.UsageError(refusal)
-    redis_url, crawl_id, lease, partition, slots = (
-        options.pop(name) for name in ("redis_url", "crawl_id", "lease_seconds", "partition", "slots"))
+    redis_url, crawl_id, lease = (
+        options.pop(name) for name in ("redis_url", "crawl_id", "lease_seconds"))
     if redis_url:
         if options["sitemaps"] or options["sitemap_urls"]:
             raise click.UsageError("--sitemaps and --sitemap work in a crawl of one machine; a "
@@ -440,7 +434,7 @@ def crawl_from(ctx, seeds, out, resume, overwrite, seed_files, config_file, **op
                                    "to join one, run crawler worker")
         _ask_password(options)
         return _start_shared(make_config(seeds, out, options), redis_url, crawl_id, lease,
-                             overwrite, slots if partition == "host" else 0)
+                             overwrite)
     if resume:
         seeds, options = _saved_settings(ctx, out, seeds, options, from_file)
     elif not seeds:
@@ -473,7 +467,7 @@ def _seeds_and_config(ctx, seeds, out: Path, seed_files, config_file, options: d
 
 
 def _start_shared(config: CrawlConfig, redis_url: str, crawl_id: str, lease: float,
-                  overwrite: bool, slots: int) -> dict:
+                  overwrite: bool) -> dict:
     """Create the shared crawl in Redis, then work on it as its first worker."""
     from controller.shared import create, default_worker_id
     crawl = _shared_crawl(redis_url, crawl_id)
@@ -482,7 +476,7 @@ def _start_shared(config: CrawlConfig, redis_url: str, crawl_id: str, lease: flo
                                f"that name already; join it with crawler worker --redis "
                                f"{redis_url} --crawl-id {crawl_id} --out DIR, or pick another name")
     def create_it():
-        if not create(crawl, config, lease, slots):
+        if not create(crawl, config, lease):
             raise click.UsageError(f"--crawl-id {crawl_id}: another crawler crawl created a crawl "
                                    f"of that name in Redis just now; pick another name")
     return run_crawl(config, overwrite=overwrite, shared_id=default_worker_id(config.out),
@@ -1052,11 +1046,10 @@ def status_lines(shown: dict) -> list[str]:
              f"{shown['reclaimed']:,} reclaimed from workers that went silent",
              f"waiting: {shown['queued_open_level']:,} URLs of the open level, "
              f"{shown['queued_next_level']:,} of the next, on {shown['hosts_with_work']:,} hosts",
-             f"{'worker':<28} {'leased':>7} {'pages/min':>10} {'silent':>8} {'rows to write':>14}"
-             f" {'slots':>6}"]
+             f"{'worker':<28} {'leased':>7} {'pages/min':>10} {'silent':>8} {'rows to write':>14}"]
     for w in shown["workers"]:
         lines.append(f"{w['worker']:<28} {w['leased']:>7} {w['pages_per_minute']:>10.1f} "
-                     f"{w['silent_for_seconds']:>7.1f}s {w['rows_unconfirmed']:>14} {w['slots']:>6}")
+                     f"{w['silent_for_seconds']:>7.1f}s {w['rows_unconfirmed']:>14}")
     return lines
 
 

@@ -39,15 +39,14 @@ def shared_crawl(redis_url: str, crawl_id: str):
     return SharedCrawl(connect(redis_url), crawl_id)
 
 
-def create(crawl, config: CrawlConfig, lease_seconds: float | None = None, slots: int = 0) -> bool:
-    """Store a new crawl; False if one with this id exists. ``slots`` > 0:
-    hosts partitioned into that many slots, each owned by one worker."""
+def create(crawl, config: CrawlConfig, lease_seconds: float | None = None) -> bool:
+    """Store a new crawl; False if one with this id exists."""
     from urllist.redisqueue import LEASE_SECONDS
     seeds = [(seed, host_key(seed), pattern_of(seed) or "") for seed in config.seeds]
     return crawl.create(settings_of(config), seeds,
                         delay=config.delay, per_host=config.per_host, max_pages=config.max_pages,
                         host_cap=config.max_pages_per_host, query_cap=config.max_query_variants,
-                        lease_seconds=lease_seconds or LEASE_SECONDS, slots=slots,
+                        lease_seconds=lease_seconds or LEASE_SECONDS,
                         pattern_cap=config.max_pattern_depth)
 
 

@@ -157,28 +157,6 @@ def assert_merge_is_the_single_crawl(tmp_path, dirs, single):
     assert exported[0] == exported[1]
 
 
-def test_partitioned_by_host_the_slots_are_shared_and_the_result_is_the_same(
-        clean_logs, tmp_path, redis_server):
-    roots, logs = clean_logs
-    dirs = [tmp_path / f"w{k}" for k in range(3)]
-    procs = [start(first_worker(roots, redis_server.url, dirs[0], "--delay", "0.2",
-                                "--partition", "host", "--slots", "8"), tmp_path)]
-    wait_created(redis_server.url, procs)
-    procs += [start(worker(redis_server.url, d), tmp_path) for d in dirs[1:]]
-
-    def shared_out():   # all three joined, each holding at most its share of the 8 slots
-        workers = status_of(redis_server.url)["workers"]
-        return len(workers) == 3 and all(1 <= w["slots"] <= 3 for w in workers)
-    wait_for(shared_out, procs)
-    finish(procs)
-    rows = union_rows(dirs)
-    assert {r["url"]: int(r["level"]) for r in rows} == truth(roots)
-    for log in logs:
-        times = sorted(r.time for r in log.snapshot())
-        assert polite(times, SERVER_SIDE * 0.2), times
-    assert max(page_requests(logs).values()) == 1
-
-
 def held_urls(redis_url: str, worker_id: str) -> set[str]:
     client = redis.Redis.from_url(redis_url)
     return {value.decode().split("\t", 4)[4]

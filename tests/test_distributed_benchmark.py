@@ -86,23 +86,3 @@ def test_keys_are_grouped_by_kind_and_every_script_has_a_name():
     assert [key_pattern(k) for k in ("seen", "q:3:127.0.0.5", "rows:host-ab12")] == ["seen", "q:*", "rows:*"]
     names = set(script_names().values())
     assert {"lease", "ack", "gate", "mark"} <= names
-
-
-def test_a_partitioned_variant_runs_beside_the_shared_queue_and_is_compared_with_it(tmp_path):
-    args = ["--settings", "many-hosts", "--hosts", HOSTS, "--host-pages", HOST_PAGES, "--delay", DELAY,
-            "--workers", "2", "--processes", "0", "--compare-processes", "", "--single-processes", "0",
-            "--everysec", "", "--partition-slots", "64", "--rounds", "1", "--no-profile",
-            "--work", tmp_path / "work", "--results-dir", tmp_path / "results",
-            "--results-md", tmp_path / "RESULTS.md"]
-    done = CliRunner().invoke(main, [str(a) for a in args])
-    assert done.exit_code == 0, done.output
-    raw, = (tmp_path / "results" / "distributed").glob("distributed-*.json")
-    result = json.loads(raw.read_text(encoding="utf-8"))
-    shared, partitioned = [r for r in result["runs"] if r["workers"]]
-    assert partitioned["variant"] == "2 workers, --processes 0, --partition host --slots 64"
-    assert partitioned["checked"] and shared["checked"]
-    assert (partitioned["crawl_slots"], shared["crawl_slots"]) == (64, 0)   # as Redis holds the crawl
-    assert sum(partitioned["worker_pages"]) >= HOSTS * HOST_PAGES
-    row = next(r for r in result["summary"] if r["slots"])
-    assert row["x_shared"] == partitioned["pages_per_s"] / shared["pages_per_s"]
-    assert f'"{partitioned["variant"]}": {row["x_shared"]:.2f}× the pages/s' in done.output

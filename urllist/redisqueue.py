@@ -99,25 +99,16 @@ def fingerprint(url: str) -> str:
 WINDOW_MS = 120_000   # a worker's speed (node weight): its pages over the last 2 minutes
 
 # -- the scripts -----------------------------------------------------------
-_SLOT_FUNCTION = r"""-- --partition host: a host's slot is a hash of its key modulo SLOTS (SHA-1,
--- Redis's own; any uniform hash does what the design notes' MD5 does).
-local function ready_key(level, h)
-  if SLOTS == 0 then return p .. 'ready:' .. level end
-  return p .. 'ready:' .. level .. ':' .. (tonumber(string.sub(redis.sha1hex(h), 1, 8), 16) % SLOTS)
-end
-"""
-
 # Shared helpers, prefixed to every script. KEYS[1] is the crawl's prefix.
 _PRELUDE = r"""
 local p = KEYS[1]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local cfg = redis.call('HMGET', p .. 'cfg', 'delay', 'per_host', 'max_pages', 'lease', 'host_cap',
-                      'query_cap', 'slots', 'pattern_cap')
+                      'query_cap', 'pattern_cap')
 local DELAY, PER_HOST, MAX_PAGES = tonumber(cfg[1]), tonumber(cfg[2]), tonumber(cfg[3])
 local LEASE, HOST_CAP, QUERY_CAP = tonumber(cfg[4]), tonumber(cfg[5]), tonumber(cfg[6])
-local SLOTS = tonumber(cfg[7]) or 0   -- 0: one shared queue; n: hosts partitioned into n slots
-local PATTERN_CAP = tonumber(cfg[8]) or 0   -- levels below a pattern's first; 0 = no limit
+local PATTERN_CAP = tonumber(cfg[7]) or 0   -- levels below a pattern's first; 0 = no limit
 local INF = 1e15
 local HOLD_MS = 10000
 
@@ -174,37 +165,6 @@ end
 local function count_pattern(pattern, level)
   if pattern ~= '' and PATTERN_CAP > 0 then redis.call('HSETNX', p .. 'trap:pattern', pattern, level) end
 end
-SLOT_FUNCTION
--- The ready sets worker w leases from: the one shared set, or those of the
--- slots it owns (--partition host).
-local function my_ready(w, level)
-  if SLOTS == 0 then return {p .. 'ready:' .. level} end
-  local keys = {}
-  for _, slot in ipairs(redis.call('SMEMBERS', p .. 'owns:' .. w)) do
-    keys[#keys + 1] = p .. 'ready:' .. level .. ':' .. slot
-  end
-  return keys
-end
-
--- Each live worker owns its share of the slots: it gives back what is over
--- its share and takes unowned slots (a dead worker's) up to it.
-local function rebalance(w)
-  if SLOTS == 0 then return end
-  local share = math.ceil(SLOTS / math.max(redis.call('ZCARD', p .. 'workers'), 1))
-  local mine = redis.call('SMEMBERS', p .. 'owns:' .. w)
-  for i = share + 1, #mine do
-    redis.call('HDEL', p .. 'owner', mine[i])
-    redis.call('SREM', p .. 'owns:' .. w, mine[i])
-  end
-  local have = math.min(#mine, share)
-  for slot = 0, SLOTS - 1 do
-    if have >= share then return end
-    if redis.call('HSETNX', p .. 'owner', slot, w) == 1 then
-      redis.call('SADD', p .. 'owns:' .. w, slot)
-      have = have + 1
-    end
-  end
-end
 
 local function ready_at(h)
   local v = redis.call('HMGET', p .. 'h:' .. h, 'fl', 'last', 'iv', 'nb')
@@ -218,7 +178,7 @@ end
 local function hint(h)
   local level = open_level()
   if level >= 0 and redis.call('EXISTS', p .. 'q:' .. level .. ':' .. h) == 1 then
-    redis.call('ZADD', ready_key(level, h), ready_at(h), h)
+    redis.call('ZADD', p .. 'ready:' .. level, ready_at(h), h)
   end
 end
 
@@ -248,7 +208,7 @@ local function requeue(entry)
   local f = split(entry)
   local level, h = f[2], f[4]
   redis.call('LPUSH', p .. 'q:' .. level .. ':' .. h, entry)
-  redis.call('ZADD', ready_key(level, h), 0, h)
+  redis.call('ZADD', p .. 'ready:' .. level, 0, h)
 end
 
 -- Everything worker w holds goes back: its URLs to the head of their
@@ -268,10 +228,6 @@ local function release_worker(w)
     redis.call('DEL', marks)
   end
   redis.call('DEL', p .. 'lease:' .. w)
-  for _, slot in ipairs(redis.call('SMEMBERS', p .. 'owns:' .. w)) do
-    redis.call('HDEL', p .. 'owner', slot)
-  end
-  redis.call('DEL', p .. 'owns:' .. w)
   local count = #leases / 2
   if count > 0 then
     redis.call('HINCRBY', p .. 'state', 'leased', 0 - count)
@@ -353,17 +309,12 @@ end
 
 local function summary(w)
   local wait = -1
-  for _, key in ipairs(my_ready(w, math.max(open_level(), 0))) do
-    local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
-    if #first > 0 then
-      local this = math.max(0, tonumber(first[2]) - now)
-      if wait < 0 or this < wait then wait = this end
-    end
-  end
+  local first = redis.call('ZRANGE', p .. 'ready:' .. math.max(open_level(), 0), 0, 0, 'WITHSCORES')
+  if #first > 0 then wait = math.max(0, tonumber(first[2]) - now) end
   return {state_num('next_id'), state_num('processed'), state_num('leased'),
           limit_reached() and 1 or 0, wait, redis.call('LRANGE', p .. 'flags', 0, -1)}
 end
-""".replace("WINDOW_MS", str(WINDOW_MS)).replace("SLOT_FUNCTION", _SLOT_FUNCTION)
+""".replace("WINDOW_MS", str(WINDOW_MS))
 
 # ARGV: worker, epoch, n, its fetch threads, then ids whose rows the worker
 # has written (forget them). A worker holds at most what it finishes in
@@ -377,41 +328,33 @@ local n, threads = tonumber(ARGV[3]), tonumber(ARGV[4])
 redis.call('ZADD', p .. 'workers', now + LEASE, w)
 for i = 5, #ARGV do redis.call('HDEL', p .. 'rows:' .. w, ARGV[i]) end
 reclaim_expired()
-rebalance(w)
 local speed = weight(w)
 local cap = threads
 if speed then cap = math.max(2, math.ceil(speed * HOLD_MS / 1000)) end
 n = math.min(n, cap - redis.call('HLEN', p .. 'lease:' .. w))
 local out = {}
 local level = open_level()
-local sets = my_ready(w, level)
-local tries, k = 0, 1
-while n > 0 and #sets > 0 and not limit_reached() and tries < 4 * n + 16 + #sets do
+local ready = p .. 'ready:' .. level
+local tries = 0
+while n > 0 and not limit_reached() and tries < 4 * n + 16 do
   tries = tries + 1
-  local ready = sets[k]
-  local hosts = redis.call('ZRANGEBYSCORE', ready, '-inf', now, 'LIMIT', 0, 1)
-  local h = hosts[1]
-  if not h then
-    table.remove(sets, k)   -- nothing ready in this slot now
-    if k > #sets then k = 1 end
+  local h = redis.call('ZRANGEBYSCORE', ready, '-inf', now, 'LIMIT', 0, 1)[1]
+  if not h then break end
+  local at = ready_at(h)
+  if at > now then
+    redis.call('ZADD', ready, at, h)
   else
-    k = k % #sets + 1       -- round robin over the slots
-    local at = ready_at(h)
-    if at > now then
-      redis.call('ZADD', ready, at, h)
-    else
-      local q = p .. 'q:' .. level .. ':' .. h
-      local entry = redis.call('LPOP', q)
-      if entry then
-        take_slot(w, h)
-        redis.call('HSET', p .. 'lease:' .. w, string.match(entry, '^(%d+)'), entry)
-        redis.call('HINCRBY', p .. 'state', 'leased', 1)
-        out[#out + 1] = entry
-        n = n - 1
-      end
-      if redis.call('LLEN', q) == 0 then redis.call('ZREM', ready, h)
-      else redis.call('ZADD', ready, ready_at(h), h) end
+    local q = p .. 'q:' .. level .. ':' .. h
+    local entry = redis.call('LPOP', q)
+    if entry then
+      take_slot(w, h)
+      redis.call('HSET', p .. 'lease:' .. w, string.match(entry, '^(%d+)'), entry)
+      redis.call('HINCRBY', p .. 'state', 'leased', 1)
+      out[#out + 1] = entry
+      n = n - 1
     end
+    if redis.call('LLEN', q) == 0 then redis.call('ZREM', ready, h)
+    else redis.call('ZADD', ready, ready_at(h), h) end
   end
 end
 return {out, summary(w)}
@@ -461,7 +404,7 @@ if original < 0 then
       local nid = redis.call('HINCRBY', p .. 'state', 'next_id', 1) - 1
       local q = p .. 'q:' .. (level + 1) .. ':' .. h
       redis.call('RPUSH', q, nid .. '\t' .. (level + 1) .. '\t' .. id .. '\t' .. h .. '\t' .. url)
-      redis.call('ZADD', ready_key(level + 1, h), 'NX', 0, h)
+      redis.call('ZADD', p .. 'ready:' .. (level + 1), 'NX', 0, h)
       new[#new + 1] = nid
       new[#new + 1] = url
     end
@@ -615,32 +558,30 @@ return 1
 """
 
 # ARGV: settings JSON, delay ms, per_host, max_pages, lease ms, host cap,
-# query cap, slots (0: no partition), pattern cap, then (fingerprint, host,
+# query cap, pattern cap, then (fingerprint, host,
 # pattern-or-'', url) per seed.
 _CREATE = r"""
 local p = KEYS[1]
 if redis.call('EXISTS', p .. 'state') == 1 then return 0 end
 redis.call('SET', p .. 'settings', ARGV[1])
 redis.call('HSET', p .. 'cfg', 'delay', ARGV[2], 'per_host', ARGV[3], 'max_pages', ARGV[4],
-           'lease', ARGV[5], 'host_cap', ARGV[6], 'query_cap', ARGV[7], 'slots', ARGV[8],
-           'pattern_cap', ARGV[9])
-local SLOTS = tonumber(ARGV[8])
-""" + _SLOT_FUNCTION + r"""
+           'lease', ARGV[5], 'host_cap', ARGV[6], 'query_cap', ARGV[7],
+           'pattern_cap', ARGV[8])
 local n = 0
-for i = 10, #ARGV, 4 do
+for i = 9, #ARGV, 4 do
   local colon = string.find(ARGV[i], ':', 1, true)
   local h, pattern, url = ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   if redis.call('SADD', p .. 'seen:' .. string.sub(ARGV[i], 1, colon - 1),
                 string.sub(ARGV[i], colon + 1)) == 1 then
     redis.call('RPUSH', p .. 'q:0:' .. h, n .. '\t0\t\t' .. h .. '\t' .. url)
-    redis.call('ZADD', ready_key(0, h), 'NX', 0, h)
+    redis.call('ZADD', p .. 'ready:0', 'NX', 0, h)
     -- seeds count against the trap limits, as urlfilter.TrapGuard counts them
     local query = string.find(url, '?', 1, true)
     if query and tonumber(ARGV[7]) > 0 then
       redis.call('HINCRBY', p .. 'trap:path', string.sub(url, 1, query - 1), 1)
     end
     if tonumber(ARGV[6]) > 0 then redis.call('HINCRBY', p .. 'trap:host', h, 1) end
-    if pattern ~= '' and tonumber(ARGV[9]) > 0 then
+    if pattern ~= '' and tonumber(ARGV[8]) > 0 then
       redis.call('HSETNX', p .. 'trap:pattern', pattern, 0)
     end
     n = n + 1
@@ -765,13 +706,11 @@ class SharedCrawl:
 
     def create(self, settings: dict, seeds: Iterable[tuple[str, str]], *, delay: float,
                per_host: int, max_pages: int, host_cap: int, query_cap: int,
-               lease_seconds: float = LEASE_SECONDS, slots: int = 0, pattern_cap: int = 0) -> bool:
+               lease_seconds: float = LEASE_SECONDS, pattern_cap: int = 0) -> bool:
         """Store a new crawl's settings and seeds ((url, host, pattern or '')
-        triples); False if a crawl with this id exists already. ``slots`` > 0
-        partitions the hosts: each belongs to one slot, each slot to one
-        worker at a time."""
+        triples); False if a crawl with this id exists already."""
         args = [json.dumps(settings), round(delay * 1000), per_host, max_pages,
-                round(lease_seconds * 1000), host_cap, query_cap, slots, pattern_cap]
+                round(lease_seconds * 1000), host_cap, query_cap, pattern_cap]
         for url, host, pattern in seeds:
             args += [fingerprint(url), host, pattern, url]
         return bool(self.run("create", *args))
@@ -789,10 +728,7 @@ class SharedCrawl:
         state = {k.decode(): int(v) for k, v in client.hgetall(p + "state").items()}
         flags = [int(m) for m in client.lrange(p + "flags", 0, -1)]
         level = len(flags) - 1
-        slots = int(client.hget(p + "cfg", "slots") or 0)
-        suffixes = [f":{slot}" for slot in range(slots)] if slots else [""]
-        hosts = {lvl: [h.decode() for suffix in suffixes
-                       for h in client.zrange(p + f"ready:{lvl}{suffix}", 0, -1)]
+        hosts = {lvl: [h.decode() for h in client.zrange(p + f"ready:{lvl}", 0, -1)]
                  for lvl in (level, level + 1)}
         queued = {lvl: sum(client.llen(p + f"q:{lvl}:{h}") for h in hosts[lvl])
                   for lvl in (level, level + 1)}
@@ -803,7 +739,6 @@ class SharedCrawl:
             pages = sum(int(v) for v in client.hvals(p + f"rate:{name}"))
             workers.append({"worker": name, "leased": client.hlen(p + f"lease:{name}"),
                             "rows_unconfirmed": client.hlen(p + f"rows:{name}"),
-                            "slots": client.scard(p + f"owns:{name}"),
                             "pages_per_minute": pages * 60 / (WINDOW_MS / 1000),
                             "silent_for_seconds": max(0.0, (server_now - (deadline - lease_ms)) / 1000)})
         return {"crawl_id": self.crawl_id, "open_level": level, "flags": flags,
@@ -811,7 +746,7 @@ class SharedCrawl:
                 "leased": state.get("leased", 0), "reclaimed": state.get("reclaimed", 0),
                 "queued_open_level": queued[level], "queued_next_level": queued[level + 1],
                 "hosts_with_work": len(set(hosts[level]) | set(hosts[level + 1])),
-                "partition_slots": slots, "workers": workers,
+                "workers": workers,
                 "finished": self._finished(state)}
 
     def _finished(self, state: dict) -> bool:
