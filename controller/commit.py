@@ -78,6 +78,7 @@ class Commit:
     """One machine, breadth-first: children through admission, then the row."""
 
     STEPS = ("verdict", "children", "trace", "archive", "row", "done")
+    hand_out_first = True   # a fetch's thread takes its next URL before its page is recorded
 
     def __init__(self, crawl) -> None:
         self.crawl = crawl
@@ -390,6 +391,10 @@ class SharedCommit(Commit):
     # a worker killed just after the commit still has all of the page but its
     # row, which Redis keeps for it.
     STEPS = ("archive", "children", "verdict", "trace", "row", "done")
+    # The commit's one Redis call gives the page's request slot back and
+    # leases the URLs for the thread it frees: handing out first would cost
+    # a call of its own.
+    hand_out_first = False
 
     def __init__(self, crawl) -> None:
         super().__init__(crawl)

@@ -240,11 +240,18 @@ class Crawl:
                 item, visit, ahead = self._in_flight.pop(future)
                 fetch_ended = visit is None
                 visit = self._collect(item, future, visit, ahead)
-                if fetch_ended and not self._one_by_one:
+                if fetch_ended and not self._one_by_one and self._hand_out_first(item, visit):
                     self._hand_out(fetchers)   # its host may go on now: before any recording
                 if visit is not None:
                     self._dispatch(item, visit)
                 self._adopt()
+
+    def _hand_out_first(self, item: QueuedUrl, visit: Visit | None) -> bool:
+        """Whether a fetch that just ended frees its thread for the next URL
+        before its page is recorded: yes, unless the page is recorded now and
+        its commit hands the next URLs out itself (a shared crawl's)."""
+        return (self.commit.hand_out_first or visit is None
+                or self.commit.wants_digest(item, visit))
 
     def _dispatch(self, item: QueuedUrl, visit: Visit) -> None:
         """A fetched page goes to a parser if the commit wants it read; else it is processed."""

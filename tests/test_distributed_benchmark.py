@@ -73,16 +73,17 @@ def test_the_profile_names_every_call_and_sees_one_acknowledgement_per_page(benc
     for r in profiled:
         calls = r["profile"]["calls"]
         # Every URL requested (robots.txt aside) is acknowledged once, as nginx's log counts
-        # them; the first call of a script on a fresh server is refused (NOSCRIPT) and sent again.
-        assert calls["ack"] == r["requests"] - r["robots"] + 1
-        assert calls["lease"] >= 1 and "other script" not in calls
+        # them, each in a sync call of its own (no batches).
+        assert r["profile"]["acks"] == r["requests"] - r["robots"]
+        assert calls["sync"] >= r["profile"]["acks"] and calls["tick"] >= 1
+        assert "other script" not in calls
         assert r["profile"]["lost"] == 0 and r["profile"]["inner"]["SADD"] >= r["pages"]
     section = (tmp / "results" / "distributed.md").read_text(encoding="utf-8")
-    assert section.startswith(SECTION_TITLE) and "| ack " in section
+    assert section.startswith(SECTION_TITLE) and "| sync " in section
     assert (tmp / "RESULTS.md").read_text(encoding="utf-8") == f"{OTHERS}\n{section}\n{AFTER}"
 
 
 def test_keys_are_grouped_by_kind_and_every_script_has_a_name():
     assert [key_pattern(k) for k in ("seen", "q:3:127.0.0.5", "rows:host-ab12")] == ["seen", "q:*", "rows:*"]
     names = set(script_names().values())
-    assert {"lease", "ack", "gate", "mark"} <= names
+    assert {"sync", "tick", "gate", "mark"} <= names

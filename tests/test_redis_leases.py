@@ -46,11 +46,12 @@ def test_a_worker_taken_for_dead_changes_nothing_afterwards(redis_server):
     assert slow.mark_seen(held[0].id, f"http://{A}/moved", A, "", "") == 1
     taken_for_dead(shared, "slow")
     gate_o, other = joined(shared, "other")
-    again = other.pop(2, gate_o.clock())   # its lease call reclaims the slow worker's
+    again = other.pop(2, gate_o.clock())   # its join reclaimed the slow worker's
     assert sorted(i.id for i in again) == sorted(i.id for i in held)
     assert (fl(shared, A), fl(shared, B)) == (1, 1)   # the other worker's slots now
 
-    for late in (lambda: gate_w.release(A),
+    # A page's slot goes back with the worker's next call: refused there.
+    for late in (lambda: (gate_w.release(A), slow.pop(0, gate_w.clock())),
                  lambda: slow.commit(held[0], "", [(f"http://{A}/2", A, "", "")], True, {}),
                  lambda: slow.mark_seen(held[1].id, f"http://{B}/moved", B, "", ""),
                  lambda: slow.pop(1, gate_w.clock()),
@@ -138,11 +139,13 @@ def test_redis_forgets_a_committed_row_only_after_the_worker_synced_it(redis_ser
     frontier = RedisFrontier(shared, gate, threads=4,
                              sync_rows=lambda: kept_at_sync.append(shared.client.hkeys(rows_key)))
     frontier.join()
+    frontier._beat.set()     # the test makes the ticks
+    frontier._heart.join()
     (item,) = frontier.pop(1, gate.clock())
     assert frontier.commit(item, "", [], True, {"id": item.id}).accepted
     frontier.written(item.id)
     assert shared.client.hkeys(rows_key) == [str(item.id).encode()]
-    frontier.pop(1, gate.clock())   # the next lease call carries the confirmation
+    frontier.tick()   # the next tick carries the confirmation
     assert kept_at_sync == [[str(item.id).encode()]]   # synced while Redis still had it
     assert shared.client.hkeys(rows_key) == []
     frontier.leave()

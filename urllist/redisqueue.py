@@ -66,7 +66,7 @@ INF_MS = 10 ** 15          # "not until a slot is given back"
 LEASE_SECONDS = 60.0       # a worker silent this long has died: its URLs go to others
 POLL_SECONDS = 0.05        # how soon to ask again while other workers hold the open level
 RECONNECT_SECONDS = 120.0  # how long a worker waits for Redis to come back
-CONFIRM_SECONDS = 1.0      # rows confirmed written (one fsync) at most this often
+TICK_SECONDS = 1.0         # a worker's bookkeeping (deadline, reclaim, speed, rows written)
 
 
 class RedisStateError(Exception):
@@ -243,8 +243,8 @@ local function release_worker(w)
   return count
 end
 
--- Workers renew their deadlines every LEASE / 4. A gap far longer than that
--- since the last script ran means Redis itself was away (restarting,
+-- Workers renew their deadlines every second (tick). A gap far longer than
+-- that since the last tick ran means Redis itself was away (restarting,
 -- replaying its AOF): the silence was Redis's, not the workers', so every
 -- deadline moves on by the gap before any worker is judged dead.
 local function excuse_outage()
@@ -285,10 +285,11 @@ end
 -- The seed paper's node weight: pages per second over the last WINDOW ms,
 -- from buckets of BUCKET ms (old ones dropped as new ones fill).
 local BUCKET, WINDOW = 10000, WINDOW_MS
-local function count_page(w)
+local function count_pages(w, k)
+  if k == 0 then return end
   local key = p .. 'rate:' .. w
   local bucket = math.floor(now / BUCKET)
-  redis.call('HINCRBY', key, bucket, 1)
+  redis.call('HINCRBY', key, bucket, k)
   for _, b in ipairs(redis.call('HKEYS', key)) do
     if tonumber(b) <= bucket - WINDOW / BUCKET then redis.call('HDEL', key, b) end
   end
@@ -307,115 +308,157 @@ local function weight(w)
   return sum * 1000 / span
 end
 
-local function summary(w)
-  local wait = -1
-  local first = redis.call('ZRANGE', p .. 'ready:' .. math.max(open_level(), 0), 0, 0, 'WITHSCORES')
+-- The open level and the counts, not the flags: a worker reads the list
+-- of flags itself, once each time the open level changes.
+local function summary()
+  local wait, level = -1, open_level()
+  local first = redis.call('ZRANGE', p .. 'ready:' .. math.max(level, 0), 0, 0, 'WITHSCORES')
   if #first > 0 then wait = math.max(0, tonumber(first[2]) - now) end
-  return {state_num('next_id'), state_num('processed'), state_num('leased'),
-          limit_reached() and 1 or 0, wait, redis.call('LRANGE', p .. 'flags', 0, -1)}
+  local state = redis.call('HMGET', p .. 'state', 'next_id', 'processed', 'leased')
+  local leased, processed = tonumber(state[3]) or 0, tonumber(state[2]) or 0
+  local limit = MAX_PAGES > 0 and leased + processed >= MAX_PAGES
+  return {tonumber(state[1]) or 0, processed, leased, limit and 1 or 0, wait, level}
+end
+
+-- Up to n URLs of the open level whose hosts may start now, each with its
+-- host's request slot taken for worker w.
+local function lease(w, n)
+  local out = {}
+  local level = open_level()
+  local ready = p .. 'ready:' .. level
+  local tries = 0
+  while n > 0 and not limit_reached() and tries < 4 * n + 16 do
+    tries = tries + 1
+    local h = redis.call('ZRANGEBYSCORE', ready, '-inf', now, 'LIMIT', 0, 1)[1]
+    if not h then break end
+    local at = ready_at(h)
+    if at > now then
+      redis.call('ZADD', ready, at, h)
+    else
+      local q = p .. 'q:' .. level .. ':' .. h
+      local entry = redis.call('LPOP', q)
+      if entry then
+        take_slot(w, h)
+        redis.call('HSET', p .. 'lease:' .. w, string.match(entry, '^(%d+)'), entry)
+        redis.call('HINCRBY', p .. 'state', 'leased', 1)
+        out[#out + 1] = entry
+        n = n - 1
+      end
+      if redis.call('LLEN', q) == 0 then redis.call('ZREM', ready, h)
+      else redis.call('ZADD', ready, ready_at(h), h) end
+    end
+  end
+  return out
+end
+
+-- Worker w's acknowledgement of page id: its content verdict, its links
+-- (ARGV[at ...], 5 fields each) queued if new, its row kept until written.
+local function ack(w, id, md5, expand, row, at, links)
+  local entry = redis.call('HGET', p .. 'lease:' .. w, id)
+  if not entry then
+    local done = redis.call('HGET', p .. 'rows:' .. w, id)
+    if not done then return {-1} end
+    -- Committed already: this is a retry whose first reply was lost.
+    local f = split(done)
+    return {tonumber(f[2]), {}, {0, 0, 0, 0, 0}, tonumber(f[1]), {}}
+  end
+  local level = tonumber(split(entry)[2])
+  redis.call('HDEL', p .. 'lease:' .. w, id)
+  redis.call('DEL', p .. 'lseen:' .. id)
+  local original = -1
+  if md5 ~= '' then
+    local first = redis.call('HGET', p .. 'content', md5)
+    if first then original = tonumber(first) else redis.call('HSET', p .. 'content', md5, id) end
+  end
+  local new, seen, host_full, query_full, beyond, cut = {}, 0, 0, 0, 0, {}
+  if original < 0 then
+    for i = at, at + 5 * (links - 1), 5 do
+      local fp, h, path, pattern, url = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
+      if seen_add(fp) == 0 then
+        seen = seen + 1
+      elseif not expand then
+        beyond = beyond + 1
+      elseif HOST_CAP > 0 and tonumber(redis.call('HGET', p .. 'trap:host', h) or '0') >= HOST_CAP then
+        host_full = host_full + 1
+      elseif pattern_too_deep(pattern, level + 1) then
+        cut[#cut + 1] = pattern
+      elseif path ~= '' and QUERY_CAP > 0
+          and tonumber(redis.call('HGET', p .. 'trap:path', path) or '0') >= QUERY_CAP then
+        query_full = query_full + 1
+      else
+        count_trap(h, path, 1)
+        count_pattern(pattern, level + 1)
+        local nid = redis.call('HINCRBY', p .. 'state', 'next_id', 1) - 1
+        local q = p .. 'q:' .. (level + 1) .. ':' .. h
+        redis.call('RPUSH', q, nid .. '\t' .. (level + 1) .. '\t' .. id .. '\t' .. h .. '\t' .. url)
+        redis.call('ZADD', p .. 'ready:' .. (level + 1), 'NX', 0, h)
+        new[#new + 1] = nid
+        new[#new + 1] = url
+      end
+    end
+  end
+  redis.call('HSET', p .. 'rows:' .. w, id, (#new / 2) .. '\t' .. original .. '\t' .. row)
+  redis.call('HINCRBY', p .. 'state', 'leased', -1)
+  redis.call('HINCRBY', p .. 'state', 'processed', 1)
+  return {original, new, {seen, host_full, query_full, beyond, #cut}, #new / 2, cut}
 end
 """.replace("WINDOW_MS", str(WINDOW_MS))
 
-# ARGV: worker, epoch, n, its fetch threads, then ids whose rows the worker
-# has written (forget them). A worker holds at most what it finishes in
-# HOLD_MS at its own recent speed (its weight), and never less than its
-# threads until it has a speed: a slow or failing node holds few URLs, so
-# few wait on it at a level's end and few are fetched again if it dies.
-_LEASE = _PRELUDE + r"""
+# A worker's one call per page. ARGV: worker, epoch, seq, n (URLs wanted),
+# the count of request slots given back and their hosts, then per page
+# acknowledged: id, content md5 ('' = none), expand (1/0), row, the count of
+# its links and (fingerprint, host, path-if-query, pattern-or-'', url) per
+# link. Slots go back first, so the lease that follows may take them. seq
+# numbers the worker's calls (RedisGate's): a retry after a lost reply gives
+# back no slot twice and leases nothing (the worker's resync gives back what
+# the lost reply held); acknowledgements are answered from the kept rows.
+_SYNC = _PRELUDE + r"""
+local w, epoch, seq = ARGV[1], ARGV[2], ARGV[3]
+if fenced(w, epoch) then return redis.error_reply('FENCED') end
+local n, releases = tonumber(ARGV[4]), tonumber(ARGV[5])
+local retry = false
+if releases > 0 then
+  local ops = p .. 'gateop:' .. w
+  retry = redis.call('HGET', ops, 'seq') == seq
+  if not retry then
+    for i = 6, 5 + releases do give_slot(w, ARGV[i]) end
+    redis.call('HSET', ops, 'seq', seq, 'answer', 0)
+  end
+end
+local acks, i = {}, 6 + releases
+while i <= #ARGV do
+  local links = tonumber(ARGV[i + 4])
+  acks[#acks + 1] = ack(w, ARGV[i], ARGV[i + 1], ARGV[i + 2] == '1', ARGV[i + 3], i + 5, links)
+  i = i + 5 + 5 * links
+end
+if #acks > 0 then close_levels() end
+local out = {}
+if not retry then out = lease(w, n) end
+return {acks, out, summary()}
+"""
+
+# Once a second, a worker's bookkeeping (its heartbeat thread). ARGV:
+# worker, epoch, its fetch threads, pages acknowledged since its last tick,
+# then ids whose rows it has written (forget them). Renews its deadline,
+# reclaims dead workers' leases, counts its speed, and answers how many
+# URLs it may hold: what it finishes in HOLD_MS at its own recent speed (its
+# weight), never less than its threads until it has a speed, so a slow or
+# failing node holds few URLs, few wait on it at a level's end and few are
+# fetched again if it dies.
+_TICK = _PRELUDE + r"""
 local w, epoch = ARGV[1], ARGV[2]
 if fenced(w, epoch) then return redis.error_reply('FENCED') end
-local n, threads = tonumber(ARGV[3]), tonumber(ARGV[4])
+local threads, pages = tonumber(ARGV[3]), tonumber(ARGV[4])
 redis.call('ZADD', p .. 'workers', now + LEASE, w)
-for i = 5, #ARGV do redis.call('HDEL', p .. 'rows:' .. w, ARGV[i]) end
+for i = 5, #ARGV, 1000 do
+  redis.call('HDEL', p .. 'rows:' .. w, unpack(ARGV, i, math.min(i + 999, #ARGV)))
+end
 reclaim_expired()
+count_pages(w, pages)
 local speed = weight(w)
 local cap = threads
 if speed then cap = math.max(2, math.ceil(speed * HOLD_MS / 1000)) end
-n = math.min(n, cap - redis.call('HLEN', p .. 'lease:' .. w))
-local out = {}
-local level = open_level()
-local ready = p .. 'ready:' .. level
-local tries = 0
-while n > 0 and not limit_reached() and tries < 4 * n + 16 do
-  tries = tries + 1
-  local h = redis.call('ZRANGEBYSCORE', ready, '-inf', now, 'LIMIT', 0, 1)[1]
-  if not h then break end
-  local at = ready_at(h)
-  if at > now then
-    redis.call('ZADD', ready, at, h)
-  else
-    local q = p .. 'q:' .. level .. ':' .. h
-    local entry = redis.call('LPOP', q)
-    if entry then
-      take_slot(w, h)
-      redis.call('HSET', p .. 'lease:' .. w, string.match(entry, '^(%d+)'), entry)
-      redis.call('HINCRBY', p .. 'state', 'leased', 1)
-      out[#out + 1] = entry
-      n = n - 1
-    end
-    if redis.call('LLEN', q) == 0 then redis.call('ZREM', ready, h)
-    else redis.call('ZADD', ready, ready_at(h), h) end
-  end
-end
-return {out, summary(w)}
-"""
-
-# ARGV: worker, epoch, id, content md5 ('' = none), expand (1/0), row, then
-# (fingerprint, host, path-if-query, pattern-or-'', url) per link.
-_ACK = _PRELUDE + r"""
-local w, epoch = ARGV[1], ARGV[2]
-if fenced(w, epoch) then return redis.error_reply('FENCED') end
-local id, md5, expand, row = ARGV[3], ARGV[4], ARGV[5] == '1', ARGV[6]
-local entry = redis.call('HGET', p .. 'lease:' .. w, id)
-if not entry then
-  local done = redis.call('HGET', p .. 'rows:' .. w, id)
-  if not done then return {-1} end
-  -- Committed already: this is a retry whose first reply was lost.
-  local f = split(done)
-  return {tonumber(f[2]), {}, {0, 0, 0, 0, 0}, summary(w), tonumber(f[1]), {}}
-end
-local level = tonumber(split(entry)[2])
-redis.call('HDEL', p .. 'lease:' .. w, id)
-redis.call('DEL', p .. 'lseen:' .. id)
-redis.call('ZADD', p .. 'workers', now + LEASE, w)
-local original = -1
-if md5 ~= '' then
-  local first = redis.call('HGET', p .. 'content', md5)
-  if first then original = tonumber(first) else redis.call('HSET', p .. 'content', md5, id) end
-end
-local new, seen, host_full, query_full, beyond, cut = {}, 0, 0, 0, 0, {}
-if original < 0 then
-  for i = 7, #ARGV, 5 do
-    local fp, h, path, pattern, url = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
-    if seen_add(fp) == 0 then
-      seen = seen + 1
-    elseif not expand then
-      beyond = beyond + 1
-    elseif HOST_CAP > 0 and tonumber(redis.call('HGET', p .. 'trap:host', h) or '0') >= HOST_CAP then
-      host_full = host_full + 1
-    elseif pattern_too_deep(pattern, level + 1) then
-      cut[#cut + 1] = pattern
-    elseif path ~= '' and QUERY_CAP > 0
-        and tonumber(redis.call('HGET', p .. 'trap:path', path) or '0') >= QUERY_CAP then
-      query_full = query_full + 1
-    else
-      count_trap(h, path, 1)
-      count_pattern(pattern, level + 1)
-      local nid = redis.call('HINCRBY', p .. 'state', 'next_id', 1) - 1
-      local q = p .. 'q:' .. (level + 1) .. ':' .. h
-      redis.call('RPUSH', q, nid .. '\t' .. (level + 1) .. '\t' .. id .. '\t' .. h .. '\t' .. url)
-      redis.call('ZADD', p .. 'ready:' .. (level + 1), 'NX', 0, h)
-      new[#new + 1] = nid
-      new[#new + 1] = url
-    end
-  end
-end
-redis.call('HSET', p .. 'rows:' .. w, id, (#new / 2) .. '\t' .. original .. '\t' .. row)
-redis.call('HINCRBY', p .. 'state', 'leased', -1)
-redis.call('HINCRBY', p .. 'state', 'processed', 1)
-count_page(w)
-close_levels()
-return {original, new, {seen, host_full, query_full, beyond, #cut}, summary(w), #new / 2, cut}
+return {cap, summary()}
 """
 
 # ARGV: worker, epoch, id, fingerprint, host, path-if-query, pattern-or-''. 1: new (marked,
@@ -492,6 +535,7 @@ _JOIN = _PRELUDE + r"""
 local w = ARGV[1]
 local freed = release_worker(w)
 redis.call('ZADD', p .. 'workers', now + LEASE, w)
+reclaim_expired()
 redis.call('DEL', p .. 'gateop:' .. w)
 local epoch = redis.call('HINCRBY', p .. 'epoch', w, 1)
 return {freed, redis.call('HGETALL', p .. 'rows:' .. w), epoch}
@@ -601,13 +645,13 @@ class Summary:
     leased: int
     limit_reached: bool
     wait: float | None        # seconds until the open level's next host may start; None: no host queued
-    flags: tuple[int, ...]
+    open_level: int
 
     @classmethod
     def of(cls, reply) -> Summary:
-        total, processed, leased, limit, wait, flags = reply
+        total, processed, leased, limit, wait, level = reply
         return cls(int(total), int(processed), int(leased), bool(int(limit)),
-                   None if int(wait) < 0 else int(wait) / 1000, tuple(int(m) for m in flags))
+                   None if int(wait) < 0 else int(wait) / 1000, int(level))
 
     @property
     def finished(self) -> bool:
@@ -672,7 +716,7 @@ class SharedCrawl:
         self.crawl_id = crawl_id
         self.prefix = f"crawl:{{{crawl_id}}}:"
         self._scripts = {name: client.register_script(code) for name, code in (
-            ("lease", _LEASE), ("ack", _ACK), ("mark", _MARK), ("gate", _GATE),
+            ("sync", _SYNC), ("tick", _TICK), ("mark", _MARK), ("gate", _GATE),
             ("join", _JOIN), ("leave", _LEAVE), ("create", _CREATE), ("resync", _RESYNC),
             ("claim", _CLAIM))}
         self.lost_replies = 0   # calls retried after Redis went away: state to check again
@@ -824,16 +868,22 @@ class RedisGate:
         self._error = cancelled      # what a cancelled wait raises (getpage's Cancelled)
         self._lock = threading.RLock()   # ops and resync: the held counts match Redis's
         self.held: Counter[str] = Counter()   # host -> slots this worker holds
-        self._seq = 0   # numbers this worker's gate calls, made one at a time (the lock)
+        self._page_slots: Counter[str] = Counter()   # of those, slots taken with a leased URL
+        self.giving_back: list[str] = []   # hosts whose page slot goes back with the next sync
+        self._seq = 0   # numbers this worker's calls, made one at a time (the lock)
         self._per_host_cached: int | None = None
 
     def clock(self) -> float:
         return time.monotonic()
 
-    def _op(self, op: str, host: str, seconds: float = 0.0) -> int:
+    def next_seq(self) -> int:
         with self._lock:
             self._seq += 1
-            answer = int(self.member.gate(op, self._seq, host, round(seconds * 1000)))
+            return self._seq
+
+    def _op(self, op: str, host: str, seconds: float = 0.0) -> int:
+        with self._lock:
+            answer = int(self.member.gate(op, self.next_seq(), host, round(seconds * 1000)))
             if op == "start" and answer == 0:
                 self.held[host] += 1
             elif op == "release" and answer == 1:
@@ -844,9 +894,16 @@ class RedisGate:
         return self._lock
 
     def leased(self, host: str) -> None:
-        """A slot taken by the lease script, with a URL."""
+        """A slot taken by the sync script, with a URL."""
         with self._lock:
             self.held[host] += 1
+            self._page_slots[host] += 1
+
+    def take_giving_back(self) -> list[str]:
+        """The page slots to give back in the sync call being made now."""
+        with self._lock:
+            hosts, self.giving_back = self.giving_back, []
+            return hosts
 
     def try_start(self, host: str, now: float | None = None) -> bool:
         if self._cancelled.is_set():
@@ -888,6 +945,16 @@ class RedisGate:
         return self._per_host_cached
 
     def release(self, host: str) -> None:
+        with self._lock:
+            if self._page_slots[host] > 0:
+                # A leased page's slot goes back in the worker's next sync call
+                # (within the same turn of the crawl loop): one call, not two.
+                # Redis then counts the interval from later than the request's
+                # end, never from earlier.
+                self._page_slots[host] -= 1
+                self.held[host] -= 1
+                self.giving_back.append(host)
+                return
         self._op("release", host)
 
     def hold_off(self, host: str, seconds: float) -> None:
@@ -936,24 +1003,32 @@ class RobotsStore:
 class RedisFrontier:
     """URL_List's Frontier protocol over a SharedCrawl, for one worker.
 
-    pop() leases URLs whose host may start now (the slot taken in the same
-    script); a page's children, content verdict and commit go in one
-    ``commit`` call (the Controller's shared-state path), so ``push`` and
-    ``done`` do nothing here. A URL whose fetch goes on later (a retry, a
-    redirect to another host) stays leased and waits here for its host.
+    One ``sync`` script call a page: the request slots of the pages just
+    fetched go back, the page's acknowledgement (children, content verdict,
+    row: ``commit``, the Controller's shared-state path) and the lease of the
+    next URLs for the threads it frees ride in the same call, so ``pop``
+    usually finds them here already; ``push`` and ``done`` do nothing here.
+    Bookkeeping that need not run per page (the worker's deadline, dead
+    workers reclaimed, its speed, the rows Redis may forget) is a ``tick``
+    once a second, from the heartbeat thread. A URL whose fetch goes on
+    later (a retry, a redirect to another host) stays leased and waits here
+    for its host.
     """
 
     def __init__(self, shared: SharedCrawl, gate: RedisGate, threads: int = 8,
                  sync_rows=lambda: None) -> None:
         self.threads = threads
         self._sync_rows = sync_rows   # makes the rows written so far durable (fsync)
-        self._confirmed_at = 0.0
         self._shared = shared
         self._member = gate.member
         self._gate = gate
         self._summary: Summary | None = None
+        self._flags: tuple[int, ...] = ()   # read again when the open level changes
+        self._cap = threads        # URLs this worker may hold (its weight, from the tick)
+        self._leased: list[QueuedUrl] = []   # leased ahead by a sync, for the next pop
         self._waiting: list[tuple[float, str, QueuedUrl]] = []   # (local time, host, item)
         self._written: list[int] = []   # committed ids whose rows are written: forget them
+        self._pages = 0            # acknowledged since the last tick (its speed)
         self._asked_at = 0.0
         self._held_ids: set[int] = set()   # leased to us and not committed
         self._lost_seen = shared.lost_replies
@@ -969,8 +1044,8 @@ class RedisFrontier:
         for key, value in zip(rows[::2], rows[1::2]):
             new, original, row = value.decode("utf-8").split("\t", 2)
             found[int(key)] = (int(new), None if int(original) < 0 else int(original), row)
+        self.tick()
         self._heart.start()
-        self._refresh(0)
         return int(freed), found
 
     def leave(self) -> None:
@@ -981,42 +1056,65 @@ class RedisFrontier:
         self._member.run("leave")
 
     def _heartbeat(self) -> None:
-        while not self._beat.wait(max(self._shared.lease_ms() / 4000, 0.25)):
+        while not self._beat.wait(TICK_SECONDS):
             try:
-                self._refresh(0)
+                self.tick()
             except (redis.exceptions.RedisError, RedisStateError):
                 pass   # the loop's own calls report it (fenced: stop beating)
 
-    def _refresh(self, n: int) -> list[QueuedUrl]:
-        """Lease up to n URLs (n = 0: only the heartbeat and the summary)."""
+    def tick(self) -> None:
+        """The once-a-second bookkeeping: deadline, reclaim, speed, rows written."""
+        with self._gate.locked():
+            written = self._confirmable()
+            pages, self._pages = self._pages, 0
+            cap, summary = self._member.run("tick", self.threads, pages, *written)
+            self._cap = int(cap)
+            self._heard(summary)
+
+    def _confirmable(self) -> list[int]:
+        """Ids whose rows Redis may forget: written, and on disk for good
+        (one fsync a tick, not one a row)."""
+        if not self._written:
+            return []
+        self._sync_rows()
+        written, self._written = self._written, []
+        return written
+
+    def _heard(self, reply) -> None:
+        summary = Summary.of(reply)
+        if summary.open_level != len(self._flags) - 1:
+            flags = self._shared.call(lambda: self._shared.client.lrange(
+                self._shared.prefix + "flags", 0, -1))
+            self._flags = tuple(int(m) for m in flags)
+        self._summary = summary
+        self._asked_at = time.monotonic()
+
+    # -- the one call a page ------------------------------------------------
+    def _sync(self, n: int, acks: list) -> list:
+        """Slots given back, pages acknowledged (each an argument list), up to
+        n URLs leased (kept for pop); the acknowledgements' replies."""
         with self._gate.locked():
             if self._shared.lost_replies != self._lost_seen:
                 self._resync()
-            written = self._confirmable()
-            entries, summary = self._member.run("lease", n, self.threads, *written)
-            self._summary = Summary.of(summary)
-            self._asked_at = time.monotonic()
-            items = []
+            # the pages acknowledged now are held no longer
+            n = max(0, min(n, self._cap - len(self._held_ids) + len(acks)))
+            hosts = self._gate.take_giving_back()
+            args = [self._gate.next_seq(), n, len(hosts), *hosts]
+            for page in acks:
+                args += page
+            replies, entries, summary = self._member.run("sync", *args)
+            self._heard(summary)
             for entry in entries:
                 item, host = parse_entry(entry)
                 self._gate.leased(host)
                 self._held_ids.add(item.id)
-                items.append(item)
-            return items
-
-    def _confirmable(self) -> list[int]:
-        """Ids whose rows Redis may forget: written, and on disk for good
-        (one fsync a second at most, not one a row)."""
-        if not self._written or time.monotonic() - self._confirmed_at < CONFIRM_SECONDS:
-            return []
-        self._sync_rows()
-        self._confirmed_at = time.monotonic()
-        written, self._written = self._written, []
-        return written
+                self._leased.append(item)
+            return replies
 
     def _resync(self) -> None:
         """After a lost reply: give back what Redis holds for us that we never heard of."""
         self._lost_seen = self._shared.lost_replies
+        self._gate.take_giving_back()   # Redis's count is brought down to ours below
         slots = [value for host, count in self._gate.held.items() if count > 0
                  for value in (host, count)]
         self._member.run("resync", *sorted(self._held_ids), "--", *slots)
@@ -1024,8 +1122,10 @@ class RedisFrontier:
     # -- the Frontier protocol ------------------------------------------------
     def pop(self, n: int, now: float) -> list[QueuedUrl]:
         out = self._due(n, now)
-        if len(out) < n:
-            out += self._refresh(n - len(out))
+        if len(out) < n or self._gate.giving_back:
+            self._sync(n - len(out) - len(self._leased), [])
+        out += self._leased[:n - len(out)]
+        del self._leased[:len(out)]
         return out
 
     def _due(self, n: int, now: float) -> list[QueuedUrl]:
@@ -1041,6 +1141,8 @@ class RedisFrontier:
 
     def next_ready(self, now: float) -> float | None:
         summary = self._summary
+        if self._leased or self._gate.giving_back:
+            return now
         if summary is None or summary.finished:
             return None if not self._waiting else min(w[0] for w in self._waiting)
         times = [w[0] for w in self._waiting]
@@ -1050,7 +1152,7 @@ class RedisFrontier:
         return min(times)
 
     def fetched(self, item: QueuedUrl) -> None:
-        """Its slot went back to Redis through the gate."""
+        """Its slot goes back to Redis with the next sync call (the gate's release)."""
 
     def requeue(self, item: QueuedUrl, host: str, not_before: float | None = None) -> None:
         self._waiting.append((not_before or 0.0, host, item))
@@ -1059,7 +1161,8 @@ class RedisFrontier:
         """Committed already, by commit()."""
 
     def exhausted(self) -> bool:
-        return self._summary is not None and self._summary.finished and not self._waiting
+        return (self._summary is not None and self._summary.finished and not self._waiting
+                and not self._leased)
 
     def push(self, items, taken=frozenset()) -> None:
         raise TypeError("a shared crawl queues URLs only through commit()")
@@ -1076,17 +1179,17 @@ class RedisFrontier:
 
     @property
     def level_flags(self) -> tuple[int, ...]:
-        return self._summary.flags if self._summary else ()
+        return self._flags
 
     @property
     def current_level(self) -> int:
-        return max(len(self.level_flags) - 1, 0)
+        return max(len(self._flags) - 1, 0)
 
     @property
     def finished_levels(self) -> int:
         if not self._summary:
             return 0
-        return sum(1 for m in self._summary.flags if m <= self._summary.processed)
+        return sum(1 for m in self._flags if m <= self._summary.processed)
 
     @property
     def limit_reached(self) -> bool:
@@ -1097,18 +1200,17 @@ class RedisFrontier:
                expand: bool, row: dict) -> Commit:
         """Acknowledge item: its content verdict, its links ((url, host,
         path if it has a query, pattern or '')) queued if new, its row kept
-        until written."""
-        args = [item.id, content_md5 or "", int(expand), json.dumps(row)]
+        until written; the URLs for the fetch threads this frees leased in
+        the same call."""
+        args = [item.id, content_md5 or "", int(expand), json.dumps(row), len(links)]
         for url, host, path, pattern in links:
             args += [fingerprint(url), host, path, pattern, url]
-        reply = self._member.run("ack", *args)
-        if int(reply[0]) == -1 and len(reply) == 1:
-            self._held_ids.discard(item.id)
-            return Commit(False)
+        (reply,) = self._sync(self.threads - len(self._held_ids) + 1, [args])
         self._held_ids.discard(item.id)
-        original, new, counts, summary, new_count, cut = reply
-        self._summary = Summary.of(summary)
-        self._asked_at = time.monotonic()
+        if int(reply[0]) == -1 and len(reply) == 1:
+            return Commit(False)
+        self._pages += 1
+        original, new, counts, new_count, cut = reply
         items = tuple(QueuedUrl(int(i), url.decode("utf-8"), item.level + 1, item.id)
                       for i, url in zip(new[::2], new[1::2]))
         seen, host_full, query_full, beyond, too_deep = (int(c) for c in counts)
