@@ -112,7 +112,7 @@ def fetcher(config: CrawlConfig, gate: PolitenessGate,
 def frontier(config: CrawlConfig, gate: PolitenessGate, shared=None, sync_rows=None):
     if shared is not None:
         from urllist.redisqueue import RedisFrontier
-        return RedisFrontier(shared.crawl, gate, config.workers, sync_rows)
+        return RedisFrontier(shared.crawl, gate, config.workers, sync_rows, config.seen_cache)
     if config.order != "bfs":
         order = make_order(config.order, order_params(config))
         # Under a page budget the order decides what is in it, so every fetch

@@ -52,7 +52,7 @@ import hashlib
 import json
 import threading
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -1000,6 +1000,31 @@ class RobotsStore:
         self._call(lambda: self._client.delete(self._claims + origin))
 
 
+class KnownSeen:
+    """Fingerprints this worker knows are in Redis's seen-set, because an
+    acknowledgement of its own put or found them there: a link among them
+    is "seen" without asking. Only those: a redirect target's mark is not
+    one (a reclaimed lease takes it back out). The most recent ``size``
+    (0: none), as the single node's --seen-cache."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._recent: OrderedDict[str, None] = OrderedDict()
+
+    def __contains__(self, fp: str) -> bool:
+        if fp not in self._recent:
+            return False
+        self._recent.move_to_end(fp)
+        return True
+
+    def update(self, fps) -> None:
+        recent = self._recent
+        for fp in fps:
+            recent[fp] = None
+        while len(recent) > self.size:
+            recent.popitem(last=False)
+
+
 class RedisFrontier:
     """URL_List's Frontier protocol over a SharedCrawl, for one worker.
 
@@ -1016,8 +1041,9 @@ class RedisFrontier:
     """
 
     def __init__(self, shared: SharedCrawl, gate: RedisGate, threads: int = 8,
-                 sync_rows=lambda: None) -> None:
+                 sync_rows=lambda: None, seen_cache: int = 16_384) -> None:
         self.threads = threads
+        self.seen = KnownSeen(seen_cache)
         self._sync_rows = sync_rows   # makes the rows written so far durable (fsync)
         self._shared = shared
         self._member = gate.member
@@ -1030,6 +1056,7 @@ class RedisFrontier:
         self._written: list[int] = []   # committed ids whose rows are written: forget them
         self._pages = 0            # acknowledged since the last tick (its speed)
         self._asked_at = 0.0
+        self._ask_again = 0.0      # a sync that leased less than asked: when to ask again
         self._held_ids: set[int] = set()   # leased to us and not committed
         self._lost_seen = shared.lost_replies
         self._beat = threading.Event()
@@ -1104,6 +1131,7 @@ class RedisFrontier:
                 args += page
             replies, entries, summary = self._member.run("sync", *args)
             self._heard(summary)
+            self._ask_again = 0.0 if len(entries) >= n else self._next_chance()
             for entry in entries:
                 item, host = parse_entry(entry)
                 self._gate.leased(host)
@@ -1122,11 +1150,20 @@ class RedisFrontier:
     # -- the Frontier protocol ------------------------------------------------
     def pop(self, n: int, now: float) -> list[QueuedUrl]:
         out = self._due(n, now)
-        if len(out) < n or self._gate.giving_back:
-            self._sync(n - len(out) - len(self._leased), [])
-        out += self._leased[:n - len(out)]
-        del self._leased[:len(out)]
-        return out
+        wanted = n - len(out) - len(self._leased)
+        if self._gate.giving_back or (wanted > 0 and now >= self._ask_again):
+            self._sync(wanted, [])
+        taken = self._leased[:n - len(out)]
+        del self._leased[:len(taken)]
+        return out + taken
+
+    def _next_chance(self) -> float:
+        """When a URL may be there for us after a sync found fewer than asked:
+        when the open level's next host may start, or soon (other workers
+        hold the ready hosts, or the level has not closed)."""
+        soon = self._asked_at + POLL_SECONDS
+        wait = self._summary.wait
+        return soon if wait is None else min(soon, self._asked_at + wait)
 
     def _due(self, n: int, now: float) -> list[QueuedUrl]:
         """Waiting URLs whose time has come and whose host gives a slot."""
@@ -1146,9 +1183,7 @@ class RedisFrontier:
         if summary is None or summary.finished:
             return None if not self._waiting else min(w[0] for w in self._waiting)
         times = [w[0] for w in self._waiting]
-        if summary.wait is not None:
-            times.append(self._asked_at + summary.wait)
-        times.append(now + POLL_SECONDS)   # others hold the open level: ask again soon
+        times.append(max(now, self._ask_again))
         return min(times)
 
     def fetched(self, item: QueuedUrl) -> None:
@@ -1202,9 +1237,14 @@ class RedisFrontier:
         path if it has a query, pattern or '')) queued if new, its row kept
         until written; the URLs for the fetch threads this frees leased in
         the same call."""
-        args = [item.id, content_md5 or "", int(expand), json.dumps(row), len(links)]
+        sent, known = [], 0
         for url, host, path, pattern in links:
-            args += [fingerprint(url), host, path, pattern, url]
+            fp = fingerprint(url)
+            if fp in self.seen:
+                known += 1
+            else:
+                sent += [fp, host, path, pattern, url]
+        args = [item.id, content_md5 or "", int(expand), json.dumps(row), len(sent) // 5, *sent]
         (reply,) = self._sync(self.threads - len(self._held_ids) + 1, [args])
         self._held_ids.discard(item.id)
         if int(reply[0]) == -1 and len(reply) == 1:
@@ -1214,6 +1254,11 @@ class RedisFrontier:
         items = tuple(QueuedUrl(int(i), url.decode("utf-8"), item.level + 1, item.id)
                       for i, url in zip(new[::2], new[1::2]))
         seen, host_full, query_full, beyond, too_deep = (int(c) for c in counts)
+        if int(original) < 0 and seen + host_full + query_full + beyond + too_deep + len(items) \
+                == len(sent) // 5:
+            # Redis judged each link (not a duplicate's, not a retry's): all are in its seen-set now
+            self.seen.update(sent[::5])
+            seen += known
         return Commit(True, None if int(original) < 0 else int(original), items, int(new_count),
                       {"seen": seen, "host-pages": host_full, "query-variants": query_full,
                        "depth": beyond, "pattern-depth": too_deep},
