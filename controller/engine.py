@@ -120,7 +120,8 @@ class Crawl:
         self.fetcher = fetcher or wiring.fetcher(config, self.gate, self._redirect_check,
                                                  self.shared)
         self._scheduled = isinstance(self.fetcher, Fetcher)
-        self.frontier = wiring.frontier(config, self.gate, self.shared, self.store.sync)
+        self.frontier = wiring.frontier(config, self.gate, self.shared, self.store.sync,
+                                        self._wake_up)
         self.digester = wiring.digester(config, self.rules)
         self.contents = wiring.content_seen(config)
         self._open_content_files(previous)
@@ -164,7 +165,7 @@ class Crawl:
         self.parsers: DigestPool | None = None
         # fetching or digesting: future -> (item, its Visit once fetched, fetched ahead?)
         self._in_flight: dict[Future, tuple[QueuedUrl, Visit | None, bool]] = {}
-        self._done: SimpleQueue[Future] = SimpleQueue()   # futures that finished
+        self._done: SimpleQueue[Future | None] = SimpleQueue()   # futures that finished
 
     def _open_content_files(self, previous: PreviousCrawl | None) -> None:
         """extracted.csv (--extract) and crawl.warc.gz (--warc), continued on --resume."""
@@ -286,6 +287,10 @@ class Crawl:
         if ready is None:
             return POLL_SECONDS
         return min(POLL_SECONDS, max(0.0, ready - self.gate.clock()))
+
+    def _wake_up(self) -> None:
+        """From another thread: the frontier may have URLs now (the loop's wait ends)."""
+        self._done.put(None)
 
     def _track(self, future: Future, item: QueuedUrl, visit: Visit | None = None,
                ahead: bool = False) -> None:
@@ -552,7 +557,8 @@ class Crawl:
 
 
 def _finished(done: SimpleQueue, timeout: float) -> list[Future]:
-    """Futures that finished: wait up to ``timeout`` for one, then take all there are."""
+    """Futures that finished: wait up to ``timeout`` for one, then take all
+    there are (a None is a wake-up, no future)."""
     try:
         futures = [done.get(timeout=timeout)]
     except Empty:
@@ -561,4 +567,4 @@ def _finished(done: SimpleQueue, timeout: float) -> list[Future]:
         try:
             futures.append(done.get_nowait())
         except Empty:
-            return futures
+            return [future for future in futures if future is not None]

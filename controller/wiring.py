@@ -109,10 +109,14 @@ def fetcher(config: CrawlConfig, gate: PolitenessGate,
                    robots_store=store)
 
 
-def frontier(config: CrawlConfig, gate: PolitenessGate, shared=None, sync_rows=None):
+def frontier(config: CrawlConfig, gate: PolitenessGate, shared=None, sync_rows=None,
+             wake=None):
+    """``wake``: what a shared crawl's frontier calls, from its own thread,
+    when Redis says a URL may be there for it (the loop then pops again)."""
     if shared is not None:
         from urllist.redisqueue import RedisFrontier
-        return RedisFrontier(shared.crawl, gate, config.workers, sync_rows, config.seen_cache)
+        return RedisFrontier(shared.crawl, gate, config.workers, sync_rows, config.seen_cache,
+                             wake)
     if config.order != "bfs":
         order = make_order(config.order, order_params(config))
         # Under a page budget the order decides what is in it, so every fetch

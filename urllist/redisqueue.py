@@ -64,7 +64,8 @@ from urllist.queued import QueuedUrl
 
 INF_MS = 10 ** 15          # "not until a slot is given back"
 LEASE_SECONDS = 60.0       # a worker silent this long has died: its URLs go to others
-POLL_SECONDS = 0.05        # how soon to ask again while other workers hold the open level
+POLL_SECONDS = 0.05        # how soon a retry or redirect waiting for its host asks the gate again
+IDLE_SECONDS = 1.0         # an idle worker not told otherwise asks again after this long
 RECONNECT_SECONDS = 120.0  # how long a worker waits for Redis to come back
 TICK_SECONDS = 1.0         # a worker's bookkeeping (deadline, reclaim, speed, rows written)
 
@@ -227,7 +228,8 @@ local function release_worker(w)
     end
     redis.call('DEL', marks)
   end
-  redis.call('DEL', p .. 'lease:' .. w)
+  redis.call('DEL', p .. 'lease:' .. w, p .. 'wake:' .. w)
+  redis.call('SREM', p .. 'idle', w)
   local count = #leases / 2
   if count > 0 then
     redis.call('HINCRBY', p .. 'state', 'leased', 0 - count)
@@ -318,6 +320,19 @@ local function summary()
   local leased, processed = tonumber(state[3]) or 0, tonumber(state[2]) or 0
   local limit = MAX_PAGES > 0 and leased + processed >= MAX_PAGES
   return {tonumber(state[1]) or 0, processed, leased, limit and 1 or 0, wait, level}
+end
+
+-- No polling: a worker whose sync leased fewer URLs than it asked for is
+-- idle until told. After anything that may free a host (a slot given back,
+-- a lease reclaimed, a level opened) one idle worker is told when the open
+-- level's next host may start (ms from now), on its own list, which it
+-- waits on with BLPOP; the one told passes the word on with its own sync.
+local function wake_idle()
+  if redis.call('SCARD', p .. 'idle') == 0 then return end
+  local first = redis.call('ZRANGE', p .. 'ready:' .. math.max(open_level(), 0), 0, 0, 'WITHSCORES')
+  if #first == 0 or tonumber(first[2]) >= INF then return end
+  local idle = redis.call('SPOP', p .. 'idle')
+  redis.call('RPUSH', p .. 'wake:' .. idle, math.max(0, tonumber(first[2]) - now))
 end
 
 -- Up to n URLs of the open level whose hosts may start now, each with its
@@ -434,6 +449,8 @@ end
 if #acks > 0 then close_levels() end
 local out = {}
 if not retry then out = lease(w, n) end
+wake_idle()   -- another worker: this one asks again when it will
+if #out < n then redis.call('SADD', p .. 'idle', w) end
 return {acks, out, summary()}
 """
 
@@ -454,6 +471,7 @@ for i = 5, #ARGV, 1000 do
   redis.call('HDEL', p .. 'rows:' .. w, unpack(ARGV, i, math.min(i + 999, #ARGV)))
 end
 reclaim_expired()
+wake_idle()
 count_pages(w, pages)
 local speed = weight(w)
 local cap = threads
@@ -511,7 +529,9 @@ elseif op == 'started' then
   if tonumber(redis.call('HGET', key, 'last') or '0') < now then redis.call('HSET', key, 'last', now) end
   hint(h)
 elseif op == 'release' then
-  return give_slot(w, h)
+  local given = give_slot(w, h)
+  wake_idle()
+  return given
 elseif op == 'hold_off' then
   if tonumber(redis.call('HGET', key, 'nb') or '0') < now + ms then redis.call('HSET', key, 'nb', now + ms) end
   hint(h)
@@ -536,6 +556,7 @@ local w = ARGV[1]
 local freed = release_worker(w)
 redis.call('ZADD', p .. 'workers', now + LEASE, w)
 reclaim_expired()
+wake_idle()
 redis.call('DEL', p .. 'gateop:' .. w)
 local epoch = redis.call('HINCRBY', p .. 'epoch', w, 1)
 return {freed, redis.call('HGETALL', p .. 'rows:' .. w), epoch}
@@ -572,6 +593,7 @@ for j = 1, #slots, 2 do
     hint(h)
   end
 end
+wake_idle()
 return freed
 """
 
@@ -582,6 +604,7 @@ if fenced(w, epoch) then return redis.error_reply('FENCED') end
 local freed = release_worker(w)
 redis.call('ZREM', p .. 'workers', w)
 redis.call('DEL', p .. 'rows:' .. w, p .. 'gateop:' .. w)   -- it wrote (and synced) every row
+wake_idle()
 return freed
 """
 
@@ -1041,8 +1064,9 @@ class RedisFrontier:
     """
 
     def __init__(self, shared: SharedCrawl, gate: RedisGate, threads: int = 8,
-                 sync_rows=lambda: None, seen_cache: int = 16_384) -> None:
+                 sync_rows=lambda: None, seen_cache: int = 16_384, wake=lambda: None) -> None:
         self.threads = threads
+        self._wake = wake          # makes the crawl loop look at pop() again, from another thread
         self.seen = KnownSeen(seen_cache)
         self._sync_rows = sync_rows   # makes the rows written so far durable (fsync)
         self._shared = shared
@@ -1061,6 +1085,7 @@ class RedisFrontier:
         self._lost_seen = shared.lost_replies
         self._beat = threading.Event()
         self._heart = threading.Thread(target=self._heartbeat, daemon=True)
+        self._waker = threading.Thread(target=self._wait_for_word, daemon=True)
 
     # -- joining and leaving ------------------------------------------------
     def join(self) -> tuple[int, dict[int, tuple[int, int | None, str]]]:
@@ -1073,6 +1098,7 @@ class RedisFrontier:
             found[int(key)] = (int(new), None if int(original) < 0 else int(original), row)
         self.tick()
         self._heart.start()
+        self._waker.start()
         return int(freed), found
 
     def leave(self) -> None:
@@ -1088,6 +1114,22 @@ class RedisFrontier:
                 self.tick()
             except (redis.exceptions.RedisError, RedisStateError):
                 pass   # the loop's own calls report it (fenced: stop beating)
+
+    def _wait_for_word(self) -> None:
+        """While idle, a sync of another worker may tell this one when a host
+        is ready: BLPOP on its own wake list, on a connection of its own."""
+        client = redis.Redis(connection_pool=self._shared.client.connection_pool)
+        key = self._shared.prefix + "wake:" + self._member.worker
+        while not self._beat.is_set():
+            try:
+                word = client.blpop([key], timeout=IDLE_SECONDS)
+            except redis.exceptions.RedisError:
+                self._beat.wait(IDLE_SECONDS)   # Redis away: the loop's own calls wait for it
+                continue
+            if word is not None:
+                with self._gate.locked():
+                    self._ask_again = min(self._ask_again, time.monotonic() + int(word[1]) / 1000)
+                self._wake()
 
     def tick(self) -> None:
         """The once-a-second bookkeeping: deadline, reclaim, speed, rows written."""
@@ -1159,11 +1201,12 @@ class RedisFrontier:
 
     def _next_chance(self) -> float:
         """When a URL may be there for us after a sync found fewer than asked:
-        when the open level's next host may start, or soon (other workers
-        hold the ready hosts, or the level has not closed)."""
-        soon = self._asked_at + POLL_SECONDS
+        when the open level's next host may start; or, while other workers
+        hold the ready hosts or the level has not closed, when another
+        worker's sync says so (_wait_for_word), at the latest IDLE_SECONDS."""
+        later = self._asked_at + IDLE_SECONDS
         wait = self._summary.wait
-        return soon if wait is None else min(soon, self._asked_at + wait)
+        return later if wait is None else min(later, self._asked_at + wait)
 
     def _due(self, n: int, now: float) -> list[QueuedUrl]:
         """Waiting URLs whose time has come and whose host gives a slot."""
