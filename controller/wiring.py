@@ -31,6 +31,9 @@ from urllist.diskqueues import DiskQueues
 from urllist.ordered import OrderedFrontier
 from urllist.orders import make_order
 
+# A shared crawl's worker: its committed rows on their way to index.csv
+# (urllist.redisqueue.WriteAhead).
+AHEAD_FILE = "rows-ahead.log"
 # Pages of the next level fetched while the open one is still being
 # processed (parked until it closes), per fetch thread, at most: enough
 # for 150 hosts at one page per 0.5 s to cross a level barrier unstalled
@@ -116,7 +119,7 @@ def frontier(config: CrawlConfig, gate: PolitenessGate, shared=None, sync_rows=N
     if shared is not None:
         from urllist.redisqueue import RedisFrontier
         return RedisFrontier(shared.crawl, gate, config.workers, sync_rows, config.seen_cache,
-                             wake)
+                             wake, config.out / STATE_DIR / AHEAD_FILE)
     if config.order != "bfs":
         order = make_order(config.order, order_params(config))
         # Under a page budget the order decides what is in it, so every fetch

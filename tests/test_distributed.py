@@ -356,9 +356,14 @@ def test_settings_come_from_redis(tmp_path, redis_server, clean_logs):
 def test_a_row_committed_but_not_written_is_written_when_the_worker_comes_back(
         clean_logs, tmp_path, redis_server):
     """The instant between a commit in Redis and the row on disk, made to
-    happen: the row is taken off the worker's index and left in Redis, as a
-    kill -9 there would leave it; the same worker, started again, writes it."""
+    happen: the row is taken off the worker's index and left in its
+    write-ahead file, its commit in Redis, as a kill -9 there would leave
+    them; the same worker, started again, writes it. A row in the write-ahead
+    whose page Redis never took (killed before the acknowledgement) is not
+    written: another worker fetches that URL again."""
+    from controller.resume import STATE_DIR
     from controller.shared import default_worker_id
+    from controller.wiring import AHEAD_FILE
     roots, _ = clean_logs
     out = tmp_path / "w0"
     finish([start(first_worker(roots, redis_server.url, out, "--max-depth", "1"), tmp_path)])
@@ -366,11 +371,16 @@ def test_a_row_committed_but_not_written_is_written_when_the_worker_comes_back(
     *kept, last = index.read_bytes().splitlines(keepends=True)
     index.write_bytes(b"".join(kept))
     row = rows_of_text(last)
+    never_taken = {**row, "id": 10 ** 6, "url": "http://127.0.0.1:9/never-acknowledged"}
+    (out / STATE_DIR / AHEAD_FILE).write_text(
+        f"{row['id']}\t{json.dumps(row)}\n{never_taken['id']}\t{json.dumps(never_taken)}\n",
+        encoding="utf-8")
     client = redis.Redis.from_url(redis_server.url)
-    client.hset(f"crawl:{{t}}:rows:{default_worker_id(out)}", row["id"],
-                f"{row['new_links']}\t-1\t{json.dumps(row)}")
+    client.hset(f"crawl:{{t}}:rows:{default_worker_id(out)}", row["id"], f"{row['new_links']}\t-1")
     finish([start(worker(redis_server.url, out), tmp_path)])
     assert index.read_bytes().splitlines(keepends=True)[-1] == last
+    assert b"never-acknowledged" not in index.read_bytes()
+    assert (out / STATE_DIR / AHEAD_FILE).read_text(encoding="utf-8") == ""   # it left cleanly
     fetch = [line for line in (out / "trace.log").read_text().splitlines()
              if line.split(" ")[1:4] == ["FETCH", str(row["level"]), str(row["id"])]]
     assert len(fetch) == 2   # the first run's, and the one written with the row

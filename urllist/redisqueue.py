@@ -25,7 +25,8 @@ Keys (``p`` = the prefix):
   p epoch        worker id -> its epoch, raised when it is reclaimed or joins:
                  a call carrying an older one is refused (FENCED)
   p gateop:W     W's last politeness call (seq, answer): a retry is told the same
-  p rows:W       id -> the index row W committed and has not confirmed written
+  p rows:W       id -> "new links\tduplicate_of" of a page W committed and has not
+                 confirmed written (the row itself is in W's write-ahead file)
   p seen:B       the URL-seen set: 64-bit fingerprints of normalized URLs as
                  integers, in SEEN_BUCKETS sets (B = the low 16 bits), so
                  that Redis keeps each in its compact intset encoding
@@ -50,11 +51,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 import redis
 from redis.backoff import NoBackoff
@@ -245,14 +248,15 @@ local function release_worker(w)
   return count
 end
 
--- Workers renew their deadlines every second (tick). A gap far longer than
--- that since the last tick ran means Redis itself was away (restarting,
--- replaying its AOF): the silence was Redis's, not the workers', so every
--- deadline moves on by the gap before any worker is judged dead.
+-- Workers renew their deadlines every TICK ms. A gap far longer than that
+-- since the last tick ran (three ticks, and half a lease) means Redis
+-- itself was away (restarting, replaying its AOF): the silence was Redis's,
+-- not the workers', so every deadline moves on by the gap before any
+-- worker is judged dead.
 local function excuse_outage()
   local last = tonumber(redis.call('GET', p .. 'alive') or tostring(now))
   local gap = now - last
-  if gap > LEASE / 2 then
+  if gap > math.max(LEASE / 2, 3 * TICK_MS) then
     local workers = redis.call('ZRANGE', p .. 'workers', 0, -1, 'WITHSCORES')
     for i = 1, #workers, 2 do
       redis.call('ZADD', p .. 'workers', tonumber(workers[i + 1]) + gap, workers[i])
@@ -367,8 +371,9 @@ local function lease(w, n)
 end
 
 -- Worker w's acknowledgement of page id: its content verdict, its links
--- (ARGV[at ...], 5 fields each) queued if new, its row kept until written.
-local function ack(w, id, md5, expand, row, at, links)
+-- (ARGV[at ...], 5 fields each) queued if new, and what its row needs from
+-- Redis kept until the worker has written it (the row is in its write-ahead).
+local function ack(w, id, md5, expand, at, links)
   local entry = redis.call('HGET', p .. 'lease:' .. w, id)
   if not entry then
     local done = redis.call('HGET', p .. 'rows:' .. w, id)
@@ -412,16 +417,16 @@ local function ack(w, id, md5, expand, row, at, links)
       end
     end
   end
-  redis.call('HSET', p .. 'rows:' .. w, id, (#new / 2) .. '\t' .. original .. '\t' .. row)
+  redis.call('HSET', p .. 'rows:' .. w, id, (#new / 2) .. '\t' .. original)
   redis.call('HINCRBY', p .. 'state', 'leased', -1)
   redis.call('HINCRBY', p .. 'state', 'processed', 1)
   return {original, new, {seen, host_full, query_full, beyond, #cut}, #new / 2, cut}
 end
-""".replace("WINDOW_MS", str(WINDOW_MS))
+""".replace("WINDOW_MS", str(WINDOW_MS)).replace("TICK_MS", str(round(TICK_SECONDS * 1000)))
 
 # A worker's one call per page. ARGV: worker, epoch, seq, n (URLs wanted),
 # the count of request slots given back and their hosts, then per page
-# acknowledged: id, content md5 ('' = none), expand (1/0), row, the count of
+# acknowledged: id, content md5 ('' = none), expand (1/0), the count of
 # its links and (fingerprint, host, path-if-query, pattern-or-'', url) per
 # link. Slots go back first, so the lease that follows may take them. seq
 # numbers the worker's calls (RedisGate's): a retry after a lost reply gives
@@ -442,9 +447,9 @@ if releases > 0 then
 end
 local acks, i = {}, 6 + releases
 while i <= #ARGV do
-  local links = tonumber(ARGV[i + 4])
-  acks[#acks + 1] = ack(w, ARGV[i], ARGV[i + 1], ARGV[i + 2] == '1', ARGV[i + 3], i + 5, links)
-  i = i + 5 + 5 * links
+  local links = tonumber(ARGV[i + 3])
+  acks[#acks + 1] = ack(w, ARGV[i], ARGV[i + 1], ARGV[i + 2] == '1', i + 4, links)
+  i = i + 4 + 5 * links
 end
 if #acks > 0 then close_levels() end
 local out = {}
@@ -1023,6 +1028,67 @@ class RobotsStore:
         self._call(lambda: self._client.delete(self._claims + origin))
 
 
+class WriteAhead:
+    """A worker's committed rows before they are in its index.csv: each row
+    is on disk here (fsync) before its page is acknowledged, so Redis keeps
+    only the page's id and counts, not the row. A worker started again
+    writes the rows Redis says were committed and drops the others (their
+    URLs went back to the queue). Rows whose index.csv line is synced are
+    dropped from the file once a tick."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path      # None: kept in memory only (tests of the Redis side)
+        self._rows: dict[int, str] = {}   # id -> row JSON, not yet known written
+        self._file = None
+
+    def read(self) -> dict[int, str]:
+        """The rows a previous process left (a torn last line is not a row)."""
+        if self.path is None or not self.path.exists():
+            return {}
+        rows = {}
+        for line in self.path.read_text(encoding="utf-8").splitlines():
+            item_id, sep, row = line.partition("\t")
+            if sep and item_id.isdigit() and row.endswith("}"):
+                rows[int(item_id)] = row
+        return rows
+
+    def add(self, item_id: int, row: str) -> None:
+        """Durable when this returns."""
+        self._rows[item_id] = row
+        if self.path is None:
+            return
+        if self._file is None:
+            self._file = open(self.path, "a", encoding="utf-8")
+        self._file.write(f"{item_id}\t{row}\n")
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def keep(self, rows: dict[int, str]) -> None:
+        """Only these rows from now on (the file rewritten, then renamed over)."""
+        self._rows = dict(rows)
+        if self.path is None:
+            return
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        fresh = self.path.with_suffix(".new")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(fresh, "w", encoding="utf-8") as out:
+            out.writelines(f"{item_id}\t{row}\n" for item_id, row in self._rows.items())
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(fresh, self.path)
+
+    def forget(self, ids) -> None:
+        written = set(ids)
+        self.keep({k: v for k, v in self._rows.items() if k not in written})
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
 class KnownSeen:
     """Fingerprints this worker knows are in Redis's seen-set, because an
     acknowledgement of its own put or found them there: a link among them
@@ -1064,8 +1130,10 @@ class RedisFrontier:
     """
 
     def __init__(self, shared: SharedCrawl, gate: RedisGate, threads: int = 8,
-                 sync_rows=lambda: None, seen_cache: int = 16_384, wake=lambda: None) -> None:
+                 sync_rows=lambda: None, seen_cache: int = 16_384, wake=lambda: None,
+                 ahead_path: Path | None = None) -> None:
         self.threads = threads
+        self._ahead = WriteAhead(ahead_path)
         self._wake = wake          # makes the crawl loop look at pop() again, from another thread
         self.seen = KnownSeen(seen_cache)
         self._sync_rows = sync_rows   # makes the rows written so far durable (fsync)
@@ -1092,10 +1160,13 @@ class RedisFrontier:
         """(URLs this worker held before, given back now; its committed rows
         that may not be written: id -> (new links, duplicate_of, row JSON))."""
         freed, rows, self._member.epoch = self._shared.run("join", self._member.worker)
-        found = {}
+        ahead, found = self._ahead.read(), {}
         for key, value in zip(rows[::2], rows[1::2]):
-            new, original, row = value.decode("utf-8").split("\t", 2)
-            found[int(key)] = (int(new), None if int(original) < 0 else int(original), row)
+            new, original = value.decode("utf-8").split("\t")
+            if int(key) in ahead:
+                found[int(key)] = (int(new), None if int(original) < 0 else int(original),
+                                   ahead[int(key)])
+        self._ahead.keep({k: row for k, (_, _, row) in found.items()})
         self.tick()
         self._heart.start()
         self._waker.start()
@@ -1107,6 +1178,8 @@ class RedisFrontier:
             self._heart.join()   # its last renewal must not come after the leave
         self._sync_rows()   # Redis drops the rows it kept for us
         self._member.run("leave")
+        self._ahead.keep({})
+        self._ahead.close()
 
     def _heartbeat(self) -> None:
         while not self._beat.wait(TICK_SECONDS):
@@ -1147,6 +1220,7 @@ class RedisFrontier:
             return []
         self._sync_rows()
         written, self._written = self._written, []
+        self._ahead.forget(written)
         return written
 
     def _heard(self, reply) -> None:
@@ -1287,8 +1361,10 @@ class RedisFrontier:
                 known += 1
             else:
                 sent += [fp, host, path, pattern, url]
-        args = [item.id, content_md5 or "", int(expand), json.dumps(row), len(sent) // 5, *sent]
-        (reply,) = self._sync(self.threads - len(self._held_ids) + 1, [args])
+        args = [item.id, content_md5 or "", int(expand), len(sent) // 5, *sent]
+        with self._gate.locked():   # the tick rewrites the write-ahead under the same lock
+            self._ahead.add(item.id, json.dumps(row))
+            (reply,) = self._sync(self.threads - len(self._held_ids) + 1, [args])
         self._held_ids.discard(item.id)
         if int(reply[0]) == -1 and len(reply) == 1:
             return Commit(False)
