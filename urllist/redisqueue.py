@@ -141,8 +141,11 @@ local function seen_add(fp)
   return redis.call('SADD', key, member)
 end
 
+-- Read once a call: only close_levels changes it.
+local LEVEL
 local function open_level()
-  return redis.call('LLEN', p .. 'flags') - 1
+  if not LEVEL then LEVEL = redis.call('LLEN', p .. 'flags') - 1 end
+  return LEVEL
 end
 
 -- A worker taken for dead whose calls come after all may change nothing:
@@ -278,9 +281,11 @@ end
 local function close_levels()
   while true do
     local m = tonumber(redis.call('LINDEX', p .. 'flags', -1))
-    local total = state_num('next_id')
-    if state_num('processed') ~= m or total <= m then return end
+    local state = redis.call('HMGET', p .. 'state', 'next_id', 'processed')
+    local total = tonumber(state[1])
+    if tonumber(state[2]) ~= m or total <= m then return end
     redis.call('RPUSH', p .. 'flags', total)
+    LEVEL = nil
   end
 end
 
@@ -442,7 +447,7 @@ if releases > 0 then
   retry = redis.call('HGET', ops, 'seq') == seq
   if not retry then
     for i = 6, 5 + releases do give_slot(w, ARGV[i]) end
-    redis.call('HSET', ops, 'seq', seq, 'answer', 0)
+    redis.call('HSET', ops, 'seq', seq)
   end
 end
 local acks, i = {}, 6 + releases
