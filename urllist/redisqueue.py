@@ -191,7 +191,8 @@ end
 
 local function take_slot(w, h)
   redis.call('HINCRBY', p .. 'h:' .. h, 'fl', 1)
-  redis.call('HSET', p .. 'h:' .. h, 'last', now)
+  -- With one slot a host, its release sets the time (give_slot), later still.
+  if PER_HOST > 1 then redis.call('HSET', p .. 'h:' .. h, 'last', now) end
   redis.call('HINCRBY', p .. 'slots:' .. w, h, 1)
 end
 
@@ -200,14 +201,14 @@ end
 -- between telling Redis it starts and its request leaving the machine,
 -- which no other worker can see; the end is never before the server
 -- answered, so the server sees requests at least the interval apart.
-local function give_slot(w, h)
+local function give_slot(w, h, hint_later)
   if tonumber(redis.call('HGET', p .. 'slots:' .. w, h) or '0') <= 0 then return 0 end
   redis.call('HINCRBY', p .. 'slots:' .. w, h, -1)
   redis.call('HINCRBY', p .. 'h:' .. h, 'fl', -1)
   if tonumber(redis.call('HGET', p .. 'h:' .. h, 'last') or '0') < now then
     redis.call('HSET', p .. 'h:' .. h, 'last', now)
   end
-  hint(h)
+  if not hint_later then hint(h) end
   return 1
 end
 
@@ -345,32 +346,40 @@ local function wake_idle()
 end
 
 -- Up to n URLs of the open level whose hosts may start now, each with its
--- host's request slot taken for worker w.
-local function lease(w, n)
+-- host's request slot taken for worker w: first from the hosts whose slots
+-- w gave back in this call (their hints in the ready set were left as they
+-- were, so a slot given back and taken again writes nothing there), then
+-- from the ready set.
+local function lease(w, n, first)
   local out = {}
   local level = open_level()
   local ready = p .. 'ready:' .. level
+  local function take(h)
+    local q = p .. 'q:' .. level .. ':' .. h
+    local entry = redis.call('LPOP', q)
+    if entry then
+      take_slot(w, h)
+      redis.call('HSET', p .. 'lease:' .. w, string.match(entry, '^(%d+)'), entry)
+      redis.call('HINCRBY', p .. 'state', 'leased', 1)
+      out[#out + 1] = entry
+      n = n - 1
+    end
+    if redis.call('LLEN', q) == 0 then redis.call('ZREM', ready, h)
+    else redis.call('ZADD', ready, ready_at(h), h) end
+  end
+  for _, h in ipairs(first) do
+    if n > 0 and not limit_reached() and ready_at(h) <= now
+        and redis.call('EXISTS', p .. 'q:' .. level .. ':' .. h) == 1 then
+      take(h)
+    end
+  end
   local tries = 0
   while n > 0 and not limit_reached() and tries < 4 * n + 16 do
     tries = tries + 1
     local h = redis.call('ZRANGEBYSCORE', ready, '-inf', now, 'LIMIT', 0, 1)[1]
     if not h then break end
     local at = ready_at(h)
-    if at > now then
-      redis.call('ZADD', ready, at, h)
-    else
-      local q = p .. 'q:' .. level .. ':' .. h
-      local entry = redis.call('LPOP', q)
-      if entry then
-        take_slot(w, h)
-        redis.call('HSET', p .. 'lease:' .. w, string.match(entry, '^(%d+)'), entry)
-        redis.call('HINCRBY', p .. 'state', 'leased', 1)
-        out[#out + 1] = entry
-        n = n - 1
-      end
-      if redis.call('LLEN', q) == 0 then redis.call('ZREM', ready, h)
-      else redis.call('ZADD', ready, ready_at(h), h) end
-    end
+    if at > now then redis.call('ZADD', ready, at, h) else take(h) end
   end
   return out
 end
@@ -441,12 +450,14 @@ _SYNC = _PRELUDE + r"""
 local w, epoch, seq = ARGV[1], ARGV[2], ARGV[3]
 if fenced(w, epoch) then return redis.error_reply('FENCED') end
 local n, releases = tonumber(ARGV[4]), tonumber(ARGV[5])
-local retry = false
+local retry, given = false, {}
 if releases > 0 then
   local ops = p .. 'gateop:' .. w
   retry = redis.call('HGET', ops, 'seq') == seq
   if not retry then
-    for i = 6, 5 + releases do give_slot(w, ARGV[i]) end
+    for i = 6, 5 + releases do
+      if give_slot(w, ARGV[i], true) == 1 then given[#given + 1] = ARGV[i] end
+    end
     redis.call('HSET', ops, 'seq', seq)
   end
 end
@@ -458,7 +469,8 @@ while i <= #ARGV do
 end
 if #acks > 0 then close_levels() end
 local out = {}
-if not retry then out = lease(w, n) end
+if not retry then out = lease(w, n, given) end
+for _, h in ipairs(given) do hint(h) end
 wake_idle()   -- another worker: this one asks again when it will
 if #out < n then redis.call('SADD', p .. 'idle', w) end
 return {acks, out, summary()}
