@@ -24,7 +24,12 @@ Keys (``p`` = the prefix):
                  counts to undo if the lease is reclaimed)
   p epoch        worker id -> its epoch, raised when it is reclaimed or joins:
                  a call carrying an older one is refused (FENCED)
-  p gateop:W     W's last politeness call (seq, answer): a retry is told the same
+  p gateop:W     W's last politeness call (seq, answer): a retry is told the same;
+                 a sync's seq alone (a retry gives back no slot twice)
+  p idle         workers whose last sync leased fewer URLs than they asked for
+  p wake:W       W's wake-up list: ms until a host may start (W waits with BLPOP)
+  p rate:W       W's pages per 10 s bucket (its speed, the node weight)
+  p alive        when the last tick ran (a long gap: Redis was away)
   p rows:W       id -> "new links\tduplicate_of" of a page W committed and has not
                  confirmed written (the row itself is in W's write-ahead file)
   p seen:B       the URL-seen set: 64-bit fingerprints of normalized URLs as
@@ -36,6 +41,17 @@ Keys (``p`` = the prefix):
   p trap:host, p trap:path   the trap limits' counters
   p trap:pattern  URL pattern -> the level it was first queued at (--max-pattern-depth;
                  kept when a lease is reclaimed: the level is the same when redone)
+
+The cost a page: one ``sync`` call. A worker's fetch thread, once its page
+is fetched and digested, gives back the page's request slot, acknowledges
+the page (its content verdict and its links, those the worker has not
+already seen Redis judge) and leases the URLs for the threads it frees, in
+one script; its row is in the worker's own write-ahead file, not in Redis.
+Bookkeeping that need not run per page (deadline renewal, reclaiming dead
+workers, speed, forgetting written rows) is a ``tick`` once a second. A
+worker that finds nothing to lease is idle until another worker's sync
+leaves a host ready and tells it (no polling). A reply carries the open
+level and the counts; the level flags are read only when the level changes.
 
 Exact levels: URLs are leased only from the open level's queues; the open
 level closes when every URL of it is acknowledged (requeues and reclaimed
