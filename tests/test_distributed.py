@@ -103,7 +103,12 @@ def test_three_workers_give_the_one_machine_crawl_and_stay_polite(clean_logs, tm
     for log in logs:
         log.clear()
     dirs = [tmp_path / f"w{k}" for k in range(3)]
-    procs = [start(first_worker(roots, redis_server.url, dirs[0], "--warc"), tmp_path)]
+    # Slow enough that the workers started after the first one join while it
+    # runs (a worker takes about a second to start): the first alone keeps
+    # every host busy.
+    delay = 3 * DELAY
+    procs = [start(first_worker(roots, redis_server.url, dirs[0], "--warc", "--delay", str(delay)),
+                   tmp_path)]
     wait_created(redis_server.url, procs)
     procs += [start(worker(redis_server.url, d), tmp_path) for d in dirs[1:]]
     wait_rows(dirs[1], 3, procs)
@@ -128,7 +133,7 @@ def test_three_workers_give_the_one_machine_crawl_and_stay_polite(clean_logs, tm
     for log in logs:   # every worker's robots.txt and pages, one host
         records = sorted(log.snapshot(), key=lambda r: r.time)
         short = [(a.path, a.client_port, b.path, b.client_port, b.time - a.time) for a, b in zip(records, records[1:])
-                 if b.time - a.time < SERVER_SIDE * DELAY]
+                 if b.time - a.time < SERVER_SIDE * delay]
         assert not short, short
     assert max(page_requests(logs).values()) == 1 and len(page_requests(logs)) == PAGES
     assert [sum(r.path == "/robots.txt" for r in log.snapshot()) for log in logs] == [1] * len(logs)

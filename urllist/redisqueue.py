@@ -85,6 +85,7 @@ INF_MS = 10 ** 15          # "not until a slot is given back"
 LEASE_SECONDS = 60.0       # a worker silent this long has died: its URLs go to others
 POLL_SECONDS = 0.05        # how soon a retry or redirect waiting for its host asks the gate again
 IDLE_SECONDS = 1.0         # an idle worker not told otherwise asks again after this long
+AHEAD_MS = 100             # a lease takes a host's slot this long before it may start, at most
 RECONNECT_SECONDS = 120.0  # how long a worker waits for Redis to come back
 TICK_SECONDS = 1.0         # a worker's bookkeeping (deadline, reclaim, speed, rows written)
 
@@ -205,10 +206,11 @@ local function hint(h)
   end
 end
 
-local function take_slot(w, h)
+-- at: when the request may start (a lease may take a slot a moment ahead).
+local function take_slot(w, h, at)
   redis.call('HINCRBY', p .. 'h:' .. h, 'fl', 1)
   -- With one slot a host, its release sets the time (give_slot), later still.
-  if PER_HOST > 1 then redis.call('HSET', p .. 'h:' .. h, 'last', now) end
+  if PER_HOST > 1 then redis.call('HSET', p .. 'h:' .. h, 'last', math.max(now, at or now)) end
   redis.call('HINCRBY', p .. 'slots:' .. w, h, 1)
 end
 
@@ -361,43 +363,48 @@ local function wake_idle()
   redis.call('RPUSH', p .. 'wake:' .. idle, math.max(0, tonumber(first[2]) - now))
 end
 
--- Up to n URLs of the open level whose hosts may start now, each with its
--- host's request slot taken for worker w: first from the hosts whose slots
--- w gave back in this call (their hints in the ready set were left as they
--- were, so a slot given back and taken again writes nothing there), then
--- from the ready set.
+-- Up to n URLs of the open level whose hosts may start within AHEAD_MS,
+-- each with its host's request slot taken for worker w and the ms until
+-- its request may start (waits): first from the hosts whose slots w gave
+-- back in this call (their hints in the ready set were left as they were,
+-- so a slot given back and taken again writes nothing there), then from
+-- the ready set. Taking a slot a moment ahead spares the calls that would
+-- ask again as each host comes ready.
 local function lease(w, n, first)
-  local out = {}
+  local out, waits = {}, {}
   local level = open_level()
   local ready = p .. 'ready:' .. level
-  local function take(h)
+  local function take(h, at)
     local q = p .. 'q:' .. level .. ':' .. h
     local entry = redis.call('LPOP', q)
     if entry then
-      take_slot(w, h)
+      take_slot(w, h, at)
       redis.call('HSET', p .. 'lease:' .. w, string.match(entry, '^(%d+)'), entry)
       redis.call('HINCRBY', p .. 'state', 'leased', 1)
       out[#out + 1] = entry
+      waits[#waits + 1] = math.max(0, at - now)
       n = n - 1
     end
     if redis.call('LLEN', q) == 0 then redis.call('ZREM', ready, h)
     else redis.call('ZADD', ready, ready_at(h), h) end
   end
+  local soon = now + AHEAD_MS
   for _, h in ipairs(first) do
-    if n > 0 and not limit_reached() and ready_at(h) <= now
+    local at = ready_at(h)
+    if n > 0 and not limit_reached() and at <= soon
         and redis.call('EXISTS', p .. 'q:' .. level .. ':' .. h) == 1 then
-      take(h)
+      take(h, at)
     end
   end
   local tries = 0
   while n > 0 and not limit_reached() and tries < 4 * n + 16 do
     tries = tries + 1
-    local h = redis.call('ZRANGEBYSCORE', ready, '-inf', now, 'LIMIT', 0, 1)[1]
+    local h = redis.call('ZRANGEBYSCORE', ready, '-inf', soon, 'LIMIT', 0, 1)[1]
     if not h then break end
     local at = ready_at(h)
-    if at > now then redis.call('ZADD', ready, at, h) else take(h) end
+    if at > soon then redis.call('ZADD', ready, at, h) else take(h, at) end
   end
-  return out
+  return out, waits
 end
 
 -- Worker w's acknowledgement of page id: its content verdict, its links
@@ -452,7 +459,8 @@ local function ack(w, id, md5, expand, at, links)
   redis.call('HINCRBY', p .. 'state', 'processed', 1)
   return {original, new, {seen, host_full, query_full, beyond, #cut}, #new / 2, cut}
 end
-""".replace("WINDOW_MS", str(WINDOW_MS)).replace("TICK_MS", str(round(TICK_SECONDS * 1000)))
+""".replace("WINDOW_MS", str(WINDOW_MS)).replace("TICK_MS", str(round(TICK_SECONDS * 1000))) \
+    .replace("AHEAD_MS", str(AHEAD_MS))
 
 # A worker's one call per page. ARGV: worker, epoch, seq, n (URLs wanted),
 # the count of request slots given back and their hosts, then per page
@@ -484,12 +492,12 @@ while i <= #ARGV do
   i = i + 4 + 5 * links
 end
 if #acks > 0 then close_levels() end
-local out = {}
-if not retry then out = lease(w, n, given) end
+local out, waits = {}, {}
+if not retry then out, waits = lease(w, n, given) end
 for _, h in ipairs(given) do hint(h) end
 wake_idle()   -- another worker: this one asks again when it will
 if #out < n then redis.call('SADD', p .. 'idle', w) end
-return {acks, out, summary()}
+return {acks, out, summary(), waits}
 """
 
 # Once a second, a worker's bookkeeping (its heartbeat thread). ARGV:
@@ -1176,7 +1184,7 @@ class RedisFrontier:
         self._summary: Summary | None = None
         self._flags: tuple[int, ...] = ()   # read again when the open level changes
         self._cap = threads        # URLs this worker may hold (its weight, from the tick)
-        self._leased: list[QueuedUrl] = []   # leased ahead by a sync, for the next pop
+        self._leased: list[tuple[float, QueuedUrl]] = []   # (may start at, item) leased by a sync
         self._waiting: list[tuple[float, str, QueuedUrl]] = []   # (local time, host, item)
         self._written: list[int] = []   # committed ids whose rows are written: forget them
         self._pages = 0            # acknowledged since the last tick (its speed)
@@ -1278,14 +1286,15 @@ class RedisFrontier:
             args = [self._gate.next_seq(), n, len(hosts), *hosts]
             for page in acks:
                 args += page
-            replies, entries, summary = self._member.run("sync", *args)
+            replies, entries, summary, waits = self._member.run("sync", *args)
             self._heard(summary)
+            heard = time.monotonic()   # a wait counts from the reply: never earlier than Redis's
             self._ask_again = 0.0 if len(entries) >= n else self._next_chance()
-            for entry in entries:
+            for entry, wait in zip(entries, waits):
                 item, host = parse_entry(entry)
                 self._gate.leased(host)
                 self._held_ids.add(item.id)
-                self._leased.append(item)
+                self._leased.append((heard + int(wait) / 1000, item))
             return replies
 
     def _resync(self) -> None:
@@ -1302,9 +1311,11 @@ class RedisFrontier:
         wanted = n - len(out) - len(self._leased)
         if self._gate.giving_back or (wanted > 0 and now >= self._ask_again):
             self._sync(wanted, [])
-        taken = self._leased[:n - len(out)]
-        del self._leased[:len(taken)]
-        return out + taken
+            now = max(now, self._gate.clock())   # what it leased to start now counts from its reply
+        self._leased.sort(key=lambda pair: pair[0])
+        due = [item for when, item in self._leased[:n - len(out)] if when <= now]
+        del self._leased[:len(due)]
+        return out + due
 
     def _next_chance(self) -> float:
         """When a URL may be there for us after a sync found fewer than asked:
@@ -1328,8 +1339,10 @@ class RedisFrontier:
 
     def next_ready(self, now: float) -> float | None:
         summary = self._summary
-        if self._leased or self._gate.giving_back:
+        if self._gate.giving_back:
             return now
+        if self._leased:
+            return min(when for when, _ in self._leased)
         if summary is None or summary.finished:
             return None if not self._waiting else min(w[0] for w in self._waiting)
         times = [w[0] for w in self._waiting]
