@@ -50,7 +50,9 @@ one script; its row is in the worker's own write-ahead file, not in Redis.
 Bookkeeping that need not run per page (deadline renewal, reclaiming dead
 workers, speed, forgetting written rows) is a ``tick`` once a second. A
 worker that finds nothing to lease is idle until another worker's sync
-leaves a host ready and tells it (no polling). A reply carries the open
+leaves a host ready and tells it (no polling); a lease takes a host's slot
+up to AHEAD_MS before it may start, with the wait in the reply, so hosts
+coming ready one by one cost no call each. A reply carries the open
 level and the counts; the level flags are read only when the level changes.
 
 Exact levels: URLs are leased only from the open level's queues; the open
