@@ -463,7 +463,7 @@ class _FirstByteResponse(http.client.HTTPResponse):
     before parsing, so that a connection that ended before any byte can be
     told from one cut off in the middle (which is never sent again).
 
-    Costs nothing: the byte is peeked into the buffer the status line is
+    No extra read: the byte is peeked into the buffer the status line is
     then read from."""
 
     def begin(self) -> None:
