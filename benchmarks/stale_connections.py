@@ -18,9 +18,10 @@ loopback site, once with each client, clients interleaved round by round:
 
 For each, the failures and the requests the proxy logged. The proxy never
 logs a lost request (it had closed that connection), so "received" equal to
-REQUESTS with no failure means every lost request was sent again exactly
-once. The loss rate depends on the machine's load (the race is a few
-microseconds wide), so the load average is printed with each round.
+REQUESTS with no failure means that every request reached the proxy once,
+the lost ones through their second sending. The loss rate depends on the
+machine's load (the race is narrow), so the load average is printed with
+each run.
 
     .venv/bin/python -m benchmarks.stale_connections            # results/stale-connections.md and RESULTS.md
     .venv/bin/python -m benchmarks.stale_connections --no-save  # prints it only
@@ -29,9 +30,7 @@ from __future__ import annotations
 
 import os
 import platform
-import subprocess
 import sys
-import tempfile
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -44,12 +43,12 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))   # tests/proxyserver.py starts tinyproxy
 
-from benchmarks.report import render_results  # noqa: E402
+from benchmarks.report import git_commit, render_results, stored_options  # noqa: E402
 from demosite.server import serve  # noqa: E402
 from getpage import FetchConfig, Fetcher  # noqa: E402
 from proxyserver import TinyProxy  # noqa: E402
 
-RESULT = Path(__file__).parent / "results" / "stale-connections.md"
+RESULT_NAME = "stale-connections.md"   # in --results-dir
 ROUNDS, REQUESTS = 3, 2000
 PAGE = b"<html><body><p>x</p></body></html>"
 
@@ -99,29 +98,26 @@ def one_run(make: Callable[[str], tuple[Callable[[str], bool], Callable[[], None
         return failed, len(proxy.requests())
 
 
-def measure() -> list[tuple[int, str, float, int, int]]:
-    """(round, client, load average, failed, received) per run."""
+def measure(rounds: int, work: Path) -> list[tuple[int, str, float, int, int]]:
+    """(round, client, load average, failed, received) per run; each run's
+    tinyproxy config and log in its own folder under ``work``."""
     runs = []
-    with tempfile.TemporaryDirectory() as scratch:
-        for round_number in range(1, ROUNDS + 1):
-            for name, make in CLIENTS.items():
-                load = os.getloadavg()[0]
-                folder = Path(scratch) / f"{round_number}-{len(runs)}"
-                runs.append((round_number, name, load, *one_run(make, folder)))
+    for round_number in range(1, rounds + 1):
+        for name, make in CLIENTS.items():
+            load = os.getloadavg()[0]
+            folder = work / "stale-connections" / f"run-{len(runs) + 1}"
+            runs.append((round_number, name, load, *one_run(make, folder)))
     return runs
 
 
 def report(runs: list[tuple[int, str, float, int, int]]) -> str:
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True, cwd=REPO).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                           capture_output=True, text=True, cwd=REPO).stdout.strip()
+    source = git_commit(REPO)
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    dirty = " (working tree with uncommitted changes)" if source["dirty"] else ""
     lines = ["## Stale kept-alive connections through a proxy (issue 25)", "",
              "Written by `.venv/bin/python -m benchmarks.stale_connections`.", "",
-             f"{when}, commit `{commit}`{' (working tree with uncommitted changes)' if dirty else ''}; "
-             f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
-             f"{platform.python_version()}.", "",
+             f"{when}, commit `{source['commit']}`{dirty}; {platform.machine()}, "
+             f"{os.cpu_count()} cores, Python {platform.python_version()}.", "",
              f"{REQUESTS:,} sequential GETs per run through Debian's tinyproxy (which closes each "
              "connection after its response without `Connection: close`) to a loopback site; "
              "clients interleaved round by round. A lost request never reaches the proxy.", "",
@@ -133,15 +129,16 @@ def report(runs: list[tuple[int, str, float, int, int]]) -> str:
 
 
 @click.command()
-@click.option("--save/--no-save", default=True, help=f"Write {RESULT.name} and rewrite RESULTS.md.")
-def main(save: bool) -> None:
-    text = report(measure())
+@click.option("--rounds", default=ROUNDS, show_default=True, help="Runs of each client, interleaved.")
+@stored_options
+def main(rounds, save, work, results_dir, results_md) -> None:
+    """Failed GETs through tinyproxy: a plain urllib3 pool against the Fetcher."""
+    text = report(measure(rounds, work))
     click.echo(text)
     if save:
-        RESULT.write_text(text, encoding="utf-8")
-        results_md = RESULT.parent.parent / "RESULTS.md"
-        results_md.write_text(render_results(RESULT.parent), encoding="utf-8")
-        click.echo(f"wrote {RESULT} and its section of {results_md}", err=True)
+        (results_dir / RESULT_NAME).write_text(text, encoding="utf-8")
+        results_md.write_text(render_results(results_dir), encoding="utf-8")
+        click.echo(f"wrote {results_dir / RESULT_NAME} and {results_md}", err=True)
 
 
 if __name__ == "__main__":
