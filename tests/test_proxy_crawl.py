@@ -2,7 +2,9 @@
 to an HTTPS server with the tests' own CA, as a user runs them: `crawler
 crawl` in a subprocess whose environment the test sets whole, so no proxy
 variable of this machine can leak in. The proxy's log and the target
-server's log show where each request went."""
+server's log show where each request went. Last, what a proxy like tinyproxy
+does to kept-alive connections (closes them after each response), made
+certain by servers that cut each connection's second request."""
 from __future__ import annotations
 
 import csv
@@ -368,9 +370,13 @@ def by_connection(log) -> dict[int, list[str]]:
     return paths
 
 
-def test_a_request_lost_to_a_closed_kept_alive_connection_is_sent_again_on_a_new_one(tmp_path, serve):
-    with serve(once_per_connection()) as (url, log):
-        done = crawl(tmp_path / "o", url)   # --retries 0
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_a_request_lost_to_a_closed_kept_alive_connection_is_sent_again_on_a_new_one(
+        tmp_path, serve, tls_site, scheme):
+    server = serve if scheme == "http" else tls_site
+    with server(once_per_connection()) as (url, log, *ca_file):
+        trust = ("--ca-certificate", str(ca_file[0])) if ca_file else ()
+        done = crawl(tmp_path / "o", url, *trust)   # --retries 0
     assert done.returncode == 0, done.stderr
     assert all(row["error"] == "" and row["status"] == "200" for row in rows(tmp_path / "o").values())
     carried = by_connection(log)
