@@ -224,3 +224,13 @@ def test_forget_refuses_while_a_worker_is_live(tmp_path, redis_server, demo_serv
         assert "run crawler forget again" in forced.stderr
         assert cli("forget", "--redis", redis_server.url, "--crawl-id", "t").returncode == 0
     assert keys_of(redis_server.url, "t") == []
+
+
+@pytest.mark.parametrize("url, shown", [
+    ("redis://:s3cret@127.0.0.1:1/0", "redis://:PASSWORD@127.0.0.1:1/0"),
+    ("redis://127.0.0.1:1/0?password=s3cret", "redis://127.0.0.1:1/0?password=PASSWORD"),
+])
+def test_a_redis_that_cannot_be_reached_is_named_without_its_password(tmp_path, url, shown):
+    done = cli("crawl", "http://127.0.0.1:1/", "--redis", url, "--out", str(tmp_path / "w"))
+    one_line_usage_error(done, f"--redis {shown}: cannot reach Redis")
+    assert "s3cret" not in done.stderr

@@ -56,6 +56,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import redis
 from redis.backoff import NoBackoff
@@ -693,8 +694,27 @@ def parse_entry(entry: bytes | str) -> tuple[QueuedUrl, str]:
     return QueuedUrl(int(item_id), url, int(level), int(parent) if parent else None), host
 
 
+def shown_url(url: str) -> str:
+    """``url`` as a message may show it: its password (in the address or in a
+    password= parameter) becomes PASSWORD."""
+    try:
+        parts = urlsplit(url)
+        secret = parts.password is not None
+    except ValueError:
+        return url.rpartition("@")[2]   # unparseable: nothing of a login shown
+    pairs = parse_qsl(parts.query)
+    if not secret and "password" not in dict(pairs):
+        return url
+    netloc = parts.netloc
+    if secret:
+        netloc = f"{parts.username or ''}:PASSWORD@{netloc.rpartition('@')[2]}"
+    query = urlencode([(k, "PASSWORD" if k == "password" else v) for k, v in pairs], safe="/")
+    return f"{parts.scheme}://{netloc}{parts.path}" + (f"?{query}" if query else "")
+
+
 def connect(url: str) -> redis.Redis:
     """A client for ``url``, checked: reachable, never evicting, persistent."""
+    shown = shown_url(url)
     try:
         # No retries inside redis-py: a lost reply must reach SharedCrawl.call,
         # which retries and then puts right what the lost reply changed (resync).
@@ -703,19 +723,19 @@ def connect(url: str) -> redis.Redis:
         config = {**client.config_get("maxmemory-policy"), **client.config_get("appendonly"),
                   **client.config_get("save")}
     except ValueError as exc:
-        raise RedisStateError(f"--redis {url}: {exc} (give redis://HOST:PORT/DB)") from None
+        raise RedisStateError(f"--redis {shown}: {exc} (give redis://HOST:PORT/DB)") from None
     except redis.exceptions.RedisError as exc:
-        raise RedisStateError(f"--redis {url}: cannot reach Redis ({exc}); start it "
+        raise RedisStateError(f"--redis {shown}: cannot reach Redis ({exc}); start it "
                               f"(redis-server --appendonly yes) or check the address") from None
     policy = _text(config.get("maxmemory-policy", "noeviction"))
     if policy != "noeviction":
-        raise RedisStateError(f"--redis {url}: maxmemory-policy is {policy}, so Redis may evict "
+        raise RedisStateError(f"--redis {shown}: maxmemory-policy is {policy}, so Redis may evict "
                               f"crawl state; set it to noeviction (CONFIG SET maxmemory-policy "
                               f"noeviction)")
     if _text(config.get("appendonly", "no")) != "yes":
         # RDB snapshots alone would bring Redis back to an older state than the
         # workers have written down: pages committed twice, ids reused.
-        raise RedisStateError(f"--redis {url}: Redis has no append-only file, so a restart "
+        raise RedisStateError(f"--redis {shown}: Redis has no append-only file, so a restart "
                               f"loses what was acknowledged since its last snapshot; turn on "
                               f"AOF (CONFIG SET appendonly yes)")
     return client
