@@ -153,6 +153,7 @@ def test_status_names_where_each_worker_writes(tmp_path, redis_server, demo_serv
     second = cli("worker", "--redis", redis_server.url, "--crawl-id", "t", "--out", "w1",
                  "--quiet", cwd=tmp_path)
     assert second.returncode == 0, second.stderr
+    assert second.stdout.splitlines()[-1].startswith("shared: these counts are worker ")
     done = cli("status", "--redis", redis_server.url, "--crawl-id", "t", "--format", "json")
     places = json.loads(done.stdout)["places"]
     ids = [(tmp_path / d / "state" / "worker-id").read_text().strip() for d in ("w0", "w1")]
@@ -210,9 +211,13 @@ def test_forget_refuses_while_a_worker_is_live(tmp_path, redis_server, demo_serv
     wait_created(redis_server.url, [proc])
     crawl = shared_crawl(redis_server.url, "t")
     end = time.monotonic() + 60
-    while not crawl.live_workers():   # until it has joined
+    while not (crawl.live_workers() and crawl.places()):   # until it has joined, and said where
         assert proc.poll() is None and time.monotonic() < end
         time.sleep(0.01)   # polling an observable condition, bounded by the deadline
+    shown = json.loads(cli("status", "--redis", redis_server.url, "--crawl-id", "t",
+                           "--format", "json").stdout)
+    assert [(w["host"], w["out"]) for w in shown["workers"]] == \
+        [(socket.gethostname(), str(tmp_path / "w0"))]
     done = cli("forget", "--redis", redis_server.url, "--crawl-id", "t")
     one_line_usage_error(done, f"live workers ({crawl.live_workers()[0]})", "--force")
     forced = cli("forget", "--redis", redis_server.url, "--crawl-id", "t", "--force")
