@@ -407,7 +407,8 @@ class SharedCommit(Commit):
         page again."""
         crawl, item, digest = self.crawl, page.item, page.digest
         links = [(url, *trap_keys(url)) for url in digest.followed]
-        commit = crawl.frontier.commit(item, digest.content_md5, links, self.expands(item),
+        judged = digest.content_md5 if crawl.config.content_dedup != "off" else ""   # "": no verdict
+        commit = crawl.frontier.commit(item, judged, links, self.expands(item),
                                        index_row(item, page.visit, digest, 0, NO_VERDICT))
         if not commit.accepted:
             crawl.tally.skipped["lease-lost"] += 1

@@ -239,3 +239,20 @@ def test_a_redis_that_cannot_be_reached_is_named_without_its_password(tmp_path, 
     done = cli("crawl", "http://127.0.0.1:1/", "--redis", url, "--out", str(tmp_path / "w"))
     one_line_usage_error(done, f"--redis {shown}: cannot reach Redis")
     assert "s3cret" not in done.stderr
+
+
+def test_content_dedup_off_marks_no_duplicate_as_on_one_machine(tmp_path, redis_server,
+                                                                 demo_server):
+    """The demo site plants exact copies: with --content-dedup off neither
+    crawl marks one, and both follow the copies' links alike."""
+    single = cli("crawl", demo_server.url, "--out", str(tmp_path / "one"), "--delay", "0",
+                 "--max-depth", "3", "--content-dedup", "off", "--quiet")
+    assert single.returncode == 0, single.stderr
+    done = shared_crawl_of(demo_server, redis_server.url, tmp_path / "w0", "t",
+                           "--max-depth", "3", "--content-dedup", "off")
+    assert done.returncode == 0, done.stderr
+    rows = rows_of(tmp_path / "w0")
+    assert [r["url"] for r in rows if r["duplicate_of"]] == []
+    assert sorted((r["url"], r["level"]) for r in rows) == \
+        sorted((r["url"], r["level"]) for r in rows_of(tmp_path / "one"))
+    assert not redis_server.client().exists("crawl:{t}:content")
