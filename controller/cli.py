@@ -208,17 +208,21 @@ CONTENT_OPTIONS = [
 PARSE_OPTIONS = [
     click.option("--dedup", type=click.Choice(sorted(SEEN_ALGORITHMS)), default="sieve",
                  show_default=True, help="URL-seen algorithm (sieve: exact, RAM bounded, "
-                                         "spills to the crawl's state/ directory)."),
+                                         "spills to the crawl's state/ directory). Not with "
+                                         "--redis (the seen-set is Redis's)."),
     click.option("--seen-cache", type=click.IntRange(min=0), default=16_384, show_default=True,
                  help="Recently seen URLs answered before the --dedup structure (exact; "
-                      "saves hashing repeated links); 0 = every link goes to the structure."),
+                      "saves hashing repeated links); 0 = every link goes to the structure. "
+                      "Not with --redis."),
     click.option("--frontier-ram", type=click.IntRange(min=1), default=256, show_default=True,
                  metavar="MB", help="Queued URLs kept in RAM, in MB; past it they wait on disk "
-                                    "(in --out's state/, freed as they are fetched)."),
+                                    "(in --out's state/, freed as they are fetched). Not with "
+                                    "--redis (the queue is in Redis)."),
     click.option("--bloom-capacity", type=click.IntRange(min=1), default=1_000_000, show_default=True,
-                 help="Expected number of URLs, for --dedup bloom."),
+                 help="Expected number of URLs, for --dedup bloom. Not with --redis."),
     click.option("--bloom-error", type=click.FloatRange(min=0, max=1, min_open=True, max_open=True),
-                 default=1e-3, show_default=True, help="Target false-positive rate, for --dedup bloom."),
+                 default=1e-3, show_default=True,
+                 help="Target false-positive rate, for --dedup bloom. Not with --redis."),
     click.option("--extractor", type=click.Choice(sorted(EXTRACTORS)), default="lxml",
                  show_default=True,
                  help="Page reader: lxml (fast; same text and links as bs4), bs4 (the readable "
