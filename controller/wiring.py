@@ -82,7 +82,10 @@ def trap_guard(config: CrawlConfig) -> TrapGuard:
                      max_pattern_depth=config.max_pattern_depth)
 
 
-def url_seen(config: CrawlConfig):
+def url_seen(config: CrawlConfig, shared=None):
+    if shared is not None:
+        from controller.shared import RedisSeen
+        return RedisSeen()
     # The sieve's file is rebuilt, not resumed: a new one starts empty and
     # the engine adds the journaled URLs again (urlfilter/sieve.py).
     seen = make_seen(config.dedup, capacity=config.bloom_capacity, error_rate=config.bloom_error,
