@@ -407,16 +407,24 @@ def cpu_table(rows: list[dict]) -> str:
 
 
 # -- storing -------------------------------------------------------------------------
-def section(result: dict) -> str:
-    m, source, s = result["machine"], result["source"], result["settings"]
+def heading(title: str, module: str, raw: str, result: dict, aof: str) -> list[str]:
+    """A Redis benchmark section's first lines: the command that wrote it,
+    where its raw numbers are, and what it ran on."""
+    m, source = result["machine"], result["source"]
     dirty = " (working tree with uncommitted changes)" if source["dirty"] else ""
+    return [title, "",
+            f"Written by `.venv/bin/python -m benchmarks.{module} {result['settings']['command']}` "
+            f"(raw numbers: `{raw}`).", "",
+            f"{m['date']}, commit `{source['commit']}`{dirty}; {m['cpu']}, {m['cores']} cores, "
+            f"Python {m['python']}, {result['redis']}; load average at start "
+            f"{' '.join(m['load_average'])}; AOF {aof}.", ""]
+
+
+def section(result: dict) -> str:
+    s = result["settings"]
     return "\n".join([
-        SECTION_TITLE, "",
-        f"Written by `.venv/bin/python -m benchmarks.redis_seen {s['command']}` "
-        f"(raw numbers: `benchmarks/results/redis/seen.json`).", "",
-        f"{m['date']}, commit `{source['commit']}`{dirty}; {m['cpu']}, {m['cores']} cores, "
-        f"Python {m['python']}, {result['redis']}; load average at start {' '.join(m['load_average'])}; "
-        f"AOF {'on (appendfsync everysec, no automatic rewrite)' if s['aof'] else 'off'}.", "",
+        *heading(SECTION_TITLE, "redis_seen", "benchmarks/results/redis/seen.json", result,
+                 "on (appendfsync everysec, no automatic rewrite)" if s["aof"] else "off"),
         f"A fresh redis-server per run; variants interleaved, {s['rounds']} rounds, medians. "
         f"Fill: n URLs, one EVALSHA per {FILL_BATCH}. False positives: n fresh URLs "
         f"(at most {s['queries']:,}) looked up read-only after the fill; the expected rate is "
@@ -430,12 +438,18 @@ def section(result: dict) -> str:
 
 
 def store(result: dict, results_dir: Path, results_md: Path) -> Path:
-    raw = results_dir / "redis" / "seen.json"
+    return store_as("seen", result, section(result), SECTION_TITLE, results_dir, results_md)
+
+
+def store_as(name: str, result: dict, text: str, title: str, results_dir: Path,
+             results_md: Path) -> Path:
+    """A Redis benchmark's raw numbers in results/redis/NAME.json, its section
+    in results/redis-NAME.md and in RESULTS.md; the raw file's path."""
+    raw = results_dir / "redis" / f"{name}.json"
     raw.parent.mkdir(parents=True, exist_ok=True)
     raw.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-    text = section(result)
-    (results_dir / "redis-seen.md").write_text(text, encoding="utf-8")
-    put_section(results_md, SECTION_TITLE, text)
+    (results_dir / f"redis-{name}.md").write_text(text, encoding="utf-8")
+    put_section(results_md, title, text)
     return raw
 
 

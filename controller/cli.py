@@ -208,17 +208,21 @@ CONTENT_OPTIONS = [
 PARSE_OPTIONS = [
     click.option("--dedup", type=click.Choice(sorted(SEEN_ALGORITHMS)), default="sieve",
                  show_default=True, help="URL-seen algorithm (sieve: exact, RAM bounded, "
-                                         "spills to the crawl's state/ directory)."),
+                                         "spills to the crawl's state/ directory). Not with "
+                                         "--redis (the seen-set is Redis's)."),
     click.option("--seen-cache", type=click.IntRange(min=0), default=16_384, show_default=True,
                  help="Recently seen URLs answered before the --dedup structure (exact; "
-                      "saves hashing repeated links); 0 = every link goes to the structure."),
+                      "saves hashing repeated links); 0 = every link goes to the structure. "
+                      "Not with --redis."),
     click.option("--frontier-ram", type=click.IntRange(min=1), default=256, show_default=True,
                  metavar="MB", help="Queued URLs kept in RAM, in MB; past it they wait on disk "
-                                    "(in --out's state/, freed as they are fetched)."),
+                                    "(in --out's state/, freed as they are fetched). Not with "
+                                    "--redis (the queue is in Redis)."),
     click.option("--bloom-capacity", type=click.IntRange(min=1), default=1_000_000, show_default=True,
-                 help="Expected number of URLs, for --dedup bloom."),
+                 help="Expected number of URLs, for --dedup bloom. Not with --redis."),
     click.option("--bloom-error", type=click.FloatRange(min=0, max=1, min_open=True, max_open=True),
-                 default=1e-3, show_default=True, help="Target false-positive rate, for --dedup bloom."),
+                 default=1e-3, show_default=True,
+                 help="Target false-positive rate, for --dedup bloom. Not with --redis."),
     click.option("--extractor", type=click.Choice(sorted(EXTRACTORS)), default="lxml",
                  show_default=True,
                  help="Page reader: lxml (fast; same text and links as bs4), bs4 (the readable "
@@ -333,12 +337,17 @@ PROXY_TLS_OPTIONS = [
 # How `crawl --help` groups the options: a title, then the options' lists.
 # One crawl, many workers: the shared state in Redis (controller/shared.py).
 SHARED_OPTIONS = [
-    click.option("--redis", "redis_url", metavar="redis://HOST:PORT/DB",
-                 help="Share this crawl through Redis: other machines join it with crawler worker."),
+    click.option("--redis", "redis_url", metavar="redis://HOST:PORT/DB", multiple=True,
+                 help="Share this crawl through Redis: other machines join it with crawler "
+                      "worker. Once: one Redis server per crawl for now. Its URL-seen set is "
+                      "the 64-bit fingerprint set in Redis, so --dedup, --bloom-capacity, "
+                      "--bloom-error, --seen-cache and --frontier-ram are refused with it."),
     click.option("--crawl-id", metavar="NAME", default="crawl", show_default=True,
-                 help="The shared crawl's name in Redis (one Redis holds many crawls)."),
+                 help="The shared crawl's name in Redis (one Redis holds many crawls; "
+                      "crawler forget frees a finished one's name). Needs --redis."),
     click.option("--lease-seconds", type=click.FloatRange(min=1), default=60.0, show_default=True,
-                 help="A worker silent this long has died: the URLs it held go to the others."),
+                 help="A worker silent this long has died: the URLs it held go to the others. "
+                      "Needs --redis."),
 ]
 
 OPTION_GROUPS = (("Input and output", None), ("Limits", LIMIT_OPTIONS),
@@ -418,6 +427,8 @@ def crawl_from(ctx, seeds, out, resume, overwrite, seed_files, config_file, **op
     Python API's crawl() comes in here too, with its keywords as options)."""
     seeds, out, from_file = _seeds_and_config(ctx, seeds, out, seed_files, config_file, options)
     _read_topic_file(options)
+    options["redis_url"] = one_redis(options["redis_url"])
+    _refuse_unused(ctx, options, from_file)
     if options["redis_url"] and (refusal := order_refusal(options["order"], "--redis")):
         raise click.UsageError(refusal)
     redis_url, crawl_id, lease = (
@@ -443,6 +454,46 @@ def crawl_from(ctx, seeds, out, resume, overwrite, seed_files, config_file, **op
     _ask_password(options)   # after --resume has read the saved --http-user
     config = make_config(seeds, out, options)
     return run_crawl(config, resume=resume, overwrite=overwrite)
+
+
+# Options only a shared crawl has: without --redis they would do nothing.
+SHARED_ONLY = ("crawl_id", "lease_seconds")
+
+
+def one_redis(urls: tuple[str, ...]) -> str | None:
+    """The one --redis URL (None: not given); given twice, a usage error
+    (click's last-one-wins would silently drop the first)."""
+    if len(urls) > 1:
+        raise click.UsageError(f"--redis given {len(urls)} times: one Redis server per crawl "
+                               f"for now (several per crawl do not exist yet); give --redis once")
+    return urls[0] if urls else None
+
+
+def _refuse_unused(ctx, options: dict, from_file: set) -> None:
+    """An option given explicitly that this kind of crawl would not use is
+    a usage error, not silently ignored: a single-node one with --redis, a
+    shared-crawl one without."""
+    from controller.shared import SINGLE_NODE_ONLY
+    if options["redis_url"]:
+        for name, instead in SINGLE_NODE_ONLY.items():
+            if _given(ctx, name, options, from_file):
+                raise click.UsageError(f"{_option_of(name)} does not apply to a shared crawl "
+                                       f"(--redis): {instead}; leave {_option_of(name)} out")
+        return
+    for name in SHARED_ONLY:
+        if _given(ctx, name, options, from_file):
+            raise click.UsageError(f"{_option_of(name)} is for a crawl shared through Redis: "
+                                   f"give --redis URL too, or leave {_option_of(name)} out")
+
+
+def _given(ctx, name: str, options: dict, from_file: set) -> bool:
+    """Whether the user set option ``name``: on the command line, or in
+    --config to a value other than its default (`crawler config DIR` writes
+    every option, so a default there asks for nothing)."""
+    if name in from_file:
+        default = next(param.default for param in ctx.command.params if param.name == name)
+        return options[name] != default
+    return ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT)
 
 
 def _seeds_and_config(ctx, seeds, out: Path, seed_files, config_file, options: dict):
@@ -472,9 +523,12 @@ def _start_shared(config: CrawlConfig, redis_url: str, crawl_id: str, lease: flo
     from controller.shared import create, default_worker_id
     crawl = _shared_crawl(redis_url, crawl_id)
     if crawl.exists():
-        raise click.UsageError(f"--crawl-id {crawl_id}: Redis at {redis_url} holds a crawl of "
+        where = crawl.address()
+        raise click.UsageError(f"--crawl-id {crawl_id}: Redis at {where} holds a crawl of "
                                f"that name already; join it with crawler worker --redis "
-                               f"{redis_url} --crawl-id {crawl_id} --out DIR, or pick another name")
+                               f"{where} --crawl-id {crawl_id} --out DIR, forget it once it is "
+                               f"finished (crawler forget --redis {where} --crawl-id "
+                               f"{crawl_id}), or pick another name")
     def create_it():
         if not create(crawl, config, lease):
             raise click.UsageError(f"--crawl-id {crawl_id}: another crawler crawl created a crawl "
@@ -485,6 +539,9 @@ def _start_shared(config: CrawlConfig, redis_url: str, crawl_id: str, lease: flo
 
 def _shared_crawl(redis_url: str, crawl_id: str):
     from controller.shared import shared_crawl
+    if "{" in crawl_id or "}" in crawl_id:
+        # The id is the keys' hash tag, crawl:{ID}:, which must end at its first "}".
+        raise click.UsageError(f"--crawl-id {crawl_id}: a crawl's name cannot contain {{ or }}")
     try:
         from urllist.redisqueue import RedisStateError
     except ImportError:
@@ -599,7 +656,7 @@ def run_crawl(config: CrawlConfig, expected=None, *, resume=False, overwrite=Fal
     """Run one crawl with Ctrl-C / SIGTERM / SIGHUP as a clean stop; print the summary.
     With ``shared_crawl``, as worker ``shared_id`` of a crawl in Redis;
     ``before_run`` runs once the output directory is known to be usable."""
-    from controller.shared import Shared
+    from controller.shared import Shared, in_force_shared
     proxies = _proxy_line(config)   # before anything is written: a bad variable is a usage error
     progress = Progress() if config.progress else None
     shared = Shared(shared_crawl, shared_id) if shared_crawl is not None else None
@@ -618,6 +675,8 @@ def run_crawl(config: CrawlConfig, expected=None, *, resume=False, overwrite=Fal
         before_run()
     if progress:
         progress.echo(in_force(config))
+        if shared is not None:
+            progress.echo(in_force_shared(shared, config))
         if proxies:
             progress.echo(proxies)
     try:
@@ -626,11 +685,22 @@ def run_crawl(config: CrawlConfig, expected=None, *, resume=False, overwrite=Fal
     except _shared_errors(shared) as exc:
         # Lost Redis for good, or fenced: the rows written so far stay, and
         # Redis keeps what this worker committed until it runs again.
-        raise click.ClickException(str(exc)) from None
+        raise click.ClickException(_forgotten(shared, config) or str(exc)) from None
     say(level_table(stats, expected))
     for line in summary_lines(stats, config.out):
         say(line)
+    if shared is not None:
+        say(share_line(shared))
     return stats
+
+
+def share_line(shared) -> str:
+    """A worker's last line: its counts are its share, and where the whole is."""
+    crawl, worker = shared.crawl, shared.worker
+    return (f"shared: these counts are worker {worker}'s share of crawl {crawl.crawl_id}; the "
+            f"whole crawl: crawler status --redis {crawl.address()} --crawl-id {crawl.crawl_id}, "
+            f"and once every worker has ended, crawler merge --out DIR with every worker's "
+            f"--out (crawler status lists them)")
 
 
 def _proxy_line(config: CrawlConfig) -> str:
@@ -666,6 +736,19 @@ def stop_signals(crawl: Crawl, progress: Progress | None):
             progress.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def _forgotten(shared, config: CrawlConfig) -> str | None:
+    """Why a worker was refused if its crawl was removed (crawler forget
+    --force) while it ran, else None."""
+    import redis
+    try:
+        if shared.crawl.exists():
+            return None
+    except redis.exceptions.RedisError:
+        return None   # Redis is away: the error itself says so
+    return (f"crawl {shared.crawl.crawl_id} was removed from Redis (crawler forget --force) "
+            f"while worker {shared.worker} ran; its rows so far are in {config.out}")
 
 
 def _shared_errors(shared) -> tuple[type[Exception], ...]:
@@ -956,9 +1039,14 @@ def serve_demo(port, site_name) -> None:
     click.echo("stopped")
 
 
+REDIS_OF_CRAWL = click.option("--redis", "redis_url", required=True, multiple=True,
+                              metavar="redis://HOST:PORT/DB",
+                              help="The Redis that holds the shared crawl (once: one Redis "
+                                   "server per crawl for now).")
+
+
 @cli.command()
-@click.option("--redis", "redis_url", required=True, metavar="redis://HOST:PORT/DB",
-              help="The Redis that holds the shared crawl.")
+@REDIS_OF_CRAWL
 @click.option("--crawl-id", default="crawl", show_default=True, metavar="NAME",
               help="The shared crawl's name (as given to crawler crawl --redis).")
 @click.option("--out", "-o", type=click.Path(path_type=Path), required=True,
@@ -990,6 +1078,8 @@ def worker(redis_url, crawl_id, out, workers, processes, worker_id, quiet, heade
     this worker's. Redis holds no secret: a crawl started with
     --http-password or a secret --header needs them again here.
     Run it again with the same --out after a crash: it picks up its files.
+    Its summary and stats.json count its own pages, its share of the crawl
+    (crawler status and crawler merge show the whole).
 
     \b
     Example:
@@ -997,11 +1087,12 @@ def worker(redis_url, crawl_id, out, workers, processes, worker_id, quiet, heade
       crawler worker --redis redis://10.0.0.5:6379/0 --crawl-id site --out w2   (elsewhere)
     """
     from controller.shared import default_worker_id, worker_config
-    crawl = _shared_crawl(redis_url, crawl_id)
+    crawl = _shared_crawl(one_redis(redis_url), crawl_id)
     settings = crawl.settings()
     if settings is None:
-        raise click.UsageError(f"--crawl-id {crawl_id}: no such crawl in Redis at {redis_url}; "
-                               f"start it with crawler crawl SEED --redis {redis_url} "
+        where = crawl.address()
+        raise click.UsageError(f"--crawl-id {crawl_id}: no such crawl in Redis at {where}; "
+                               f"start it with crawler crawl SEED --redis {where} "
                                f"--crawl-id {crawl_id} --out DIR")
     secrets = secrets_given(settings, headers, http_password, ask_password)
     try:
@@ -1018,25 +1109,85 @@ def worker(redis_url, crawl_id, out, workers, processes, worker_id, quiet, heade
 
 
 @cli.command()
-@click.option("--redis", "redis_url", required=True, metavar="redis://HOST:PORT/DB",
-              help="The Redis that holds the shared crawl.")
+@REDIS_OF_CRAWL
 @click.option("--crawl-id", default="crawl", show_default=True, metavar="NAME",
               help="The shared crawl's name.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="text for people, json for scripts.")
 def status(redis_url, crawl_id, fmt) -> None:
-    """Show a shared crawl: its open level, queue, leases, and each worker's
+    """Show a shared crawl: its open level, queue, leases, each worker's
     speed (pages per minute over the last 2 minutes, the weight that decides
-    how many URLs it may hold). Reads only; safe while the crawl runs."""
-    crawl = _shared_crawl(redis_url, crawl_id)
+    how many URLs it may hold), and where every worker that joined writes
+    (its host and --out: the directories crawler merge needs). Reads only;
+    safe while the crawl runs."""
+    crawl = _shared_crawl(one_redis(redis_url), crawl_id)
     if not crawl.exists():
-        raise click.UsageError(f"--crawl-id {crawl_id}: no such crawl in Redis at {redis_url}")
-    shown = crawl.status()
+        raise click.UsageError(f"--crawl-id {crawl_id}: no such crawl in Redis at "
+                               f"{crawl.address()}")
+    shown = with_places(crawl.status(), crawl.places())
     if fmt == "json":
         click.echo(json.dumps(shown, indent=2))
         return
     for line in status_lines(shown):
         click.echo(line)
+
+
+@cli.command()
+@REDIS_OF_CRAWL
+@click.option("--crawl-id", required=True, metavar="NAME",
+              help="The shared crawl to remove (no default: name it).")
+@click.option("--force", is_flag=True,
+              help="Also remove a crawl that is unfinished or has live workers (each such "
+                   "worker is refused at its next call to Redis and stops with one line).")
+def forget(redis_url, crawl_id, force) -> None:
+    """Remove a shared crawl's keys from Redis, so that its id can be used
+    again. Refused while the crawl is unfinished or a worker is live, unless
+    --force. Keys are found with SCAN and removed with UNLINK in batches
+    (never KEYS, which would block Redis); other crawls' keys are not
+    touched, nor the workers' output directories.
+
+    \b
+    Example:
+      crawler status --redis redis://10.0.0.5:6379/0 --crawl-id site   (finished?)
+      crawler forget --redis redis://10.0.0.5:6379/0 --crawl-id site
+    """
+    crawl = _shared_crawl(one_redis(redis_url), crawl_id)
+    where = crawl.address()
+    if not crawl.exists() and not crawl.leftover():
+        raise click.UsageError(f"--crawl-id {crawl_id}: no such crawl in Redis at {where}")
+    if crawl.exists() and not force:
+        _refuse_to_forget(crawl)
+    removed = crawl.forget()
+    if left := crawl.leftover():
+        raise click.ClickException(f"crawl {crawl_id}: {removed:,} keys removed, but a worker "
+                                   f"still running wrote {left:,} since; run crawler forget "
+                                   f"again once it has stopped")
+    click.echo(f"forgot crawl {crawl_id} at {where}: {removed:,} keys removed; the id can be "
+               f"used again (the workers' output directories are kept)")
+
+
+def _refuse_to_forget(crawl) -> None:
+    """A usage error while ``crawl`` has live workers or is unfinished."""
+    name = crawl.crawl_id
+    if live := crawl.live_workers():
+        raise click.UsageError(f"--crawl-id {name}: live workers ({', '.join(live)}); "
+                               f"wait for them to end (crawler status), or give --force")
+    if not crawl.finished():
+        shown = crawl.status()
+        raise click.UsageError(f"--crawl-id {name}: unfinished ({shown['processed']:,} of "
+                               f"{shown['queue_total']:,} URLs processed); finish it with "
+                               f"crawler worker, or give --force to forget it as it is")
+
+
+def with_places(shown: dict, places: dict[str, dict]) -> dict:
+    """The status with where each worker writes: its host and --out on each
+    live worker's entry, and every worker that ever joined under "places"."""
+    working = {w["worker"] for w in shown["workers"]}
+    for w in shown["workers"]:
+        w.update(places.get(w["worker"], {"host": "", "out": ""}))
+    shown["places"] = [{"worker": name, **place, "left": name not in working}
+                       for name, place in sorted(places.items())]
+    return shown
 
 
 def status_lines(shown: dict) -> list[str]:
@@ -1046,11 +1197,21 @@ def status_lines(shown: dict) -> list[str]:
              f"{shown['reclaimed']:,} reclaimed from workers that went silent",
              f"waiting: {shown['queued_open_level']:,} URLs of the open level, "
              f"{shown['queued_next_level']:,} of the next, on {shown['hosts_with_work']:,} hosts",
-             f"{'worker':<28} {'leased':>7} {'pages/min':>10} {'silent':>8} {'rows to write':>14}"]
+             f"{'worker':<28} {'leased':>7} {'pages/min':>10} {'silent':>8} {'rows to write':>14}"
+             f"  writes to"]
     for w in shown["workers"]:
         lines.append(f"{w['worker']:<28} {w['leased']:>7} {w['pages_per_minute']:>10.1f} "
-                     f"{w['silent_for_seconds']:>7.1f}s {w['rows_unconfirmed']:>14}")
+                     f"{w['silent_for_seconds']:>7.1f}s {w['rows_unconfirmed']:>14}  {_place(w)}")
+    if shown["places"]:
+        lines.append("every worker that joined, and its --out (crawler merge --out DIR takes "
+                     "them all):")
+        lines += [f"  {p['worker']:<28} {_place(p)}{' (left)' if p['left'] else ''}"
+                  for p in shown["places"]]
     return lines
+
+
+def _place(worker: dict) -> str:
+    return f"{worker['host']}:{worker['out']}" if worker["out"] else "(not recorded)"
 
 
 @contextmanager

@@ -37,7 +37,7 @@ from controller.admission import trap_keys
 from controller.digest import Digest, DigestJob
 from controller.localfailure import LocalFailure
 from controller.resume import JOURNAL_FILE, STATE_DIR, PreviousCrawl, beyond_depth
-from controller.shared import WORKER_ID_FILE
+from controller.shared import WORKER_ID_FILE, announce, worker_stats
 from controller.stats import build_stats
 from controller.store import OutputError
 from getpage import Ask, FetchResult
@@ -412,7 +412,8 @@ class SharedCommit(Commit):
         page again."""
         crawl, item, digest = self.crawl, page.item, page.digest
         links = [(url, *trap_keys(url)) for url in digest.followed]
-        commit = crawl.frontier.commit(item, digest.content_md5, links, self.expands(item),
+        judged = digest.content_md5 if crawl.config.content_dedup != "off" else ""   # "": no verdict
+        commit = crawl.frontier.commit(item, judged, links, self.expands(item),
                                        index_row(item, page.visit, digest, 0, NO_VERDICT))
         if not commit.accepted:
             crawl.tally.skipped["lease-lost"] += 1
@@ -454,6 +455,7 @@ class SharedCommit(Commit):
         did not write are written now."""
         crawl = self.crawl
         freed, rows = crawl.frontier.join()
+        announce(crawl.shared, crawl.config.out)
         (crawl.config.out / STATE_DIR / WORKER_ID_FILE).write_text(crawl.shared.worker + "\n",
                                                                   encoding="utf-8")
         if crawl.resumed:
@@ -487,8 +489,7 @@ class SharedCommit(Commit):
             crawl.stop_reason = "max-pages"
 
     def mode_stats(self) -> dict:
-        shared = self.crawl.shared   # this worker's part of a shared crawl
-        return {"shared": {"crawl_id": shared.crawl.crawl_id, "worker": shared.worker}}
+        return {"shared": worker_stats(self.crawl.shared)}
 
 
 def index_row(item: QueuedUrl, visit: Visit, digest: Digest, new_links: int,

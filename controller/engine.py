@@ -114,7 +114,7 @@ class Crawl:
         self.rules = wiring.url_rules(config)
         self.traps = wiring.trap_guard(config)
         self.trap_cuts: Counter[str] = Counter()   # pattern -> links --max-pattern-depth skipped
-        self.seen = wiring.url_seen(config)
+        self.seen = wiring.url_seen(config, self.shared)
         self.store = PageStore(config.out, append=resume)   # first: a bad --out fails before any lookup
         self.gate = getattr(fetcher, "gate", None) or wiring.politeness(config, self.shared)
         self.fetcher = fetcher or wiring.fetcher(config, self.gate, self._redirect_check,

@@ -25,6 +25,27 @@ from urlfilter.traps import pattern_of
 WORKER_OWN = ("out", "workers", "processes", "progress",
               "proxy", "no_proxy", "ca_certificate", "no_check_certificate")
 
+# Settings of a crawl on one machine that a shared crawl has no use for, and
+# what does their job there: `crawl --redis` refuses them given explicitly,
+# and a worker's stats.json names them (settings_not_used).
+SEEN_IN_REDIS = "its URL-seen set is the 64-bit fingerprint set in Redis, shared by every worker"
+SINGLE_NODE_ONLY = {
+    "dedup": SEEN_IN_REDIS, "bloom_capacity": SEEN_IN_REDIS, "bloom_error": SEEN_IN_REDIS,
+    "seen_cache": "a link is looked up in Redis's seen-set with its page's acknowledgement, "
+                  "unless the worker saw Redis judge it (its own cache of the last 16,384, "
+                  "not this option)",
+    "frontier_ram": "its queue is in Redis (bounded by Redis's memory, not this option)",
+}
+
+
+class RedisSeen:
+    """A shared crawl's URL-seen set as stats.json names it. Redis answers
+    a page's links in its acknowledgement (the frontier keeps only the
+    fingerprints it has seen Redis judge), and nothing asks this one."""
+
+    def stats(self) -> dict:
+        return {"algorithm": "redis", "fingerprint_bits": 64}
+
 
 @dataclass(frozen=True)
 class Shared:
@@ -72,3 +93,31 @@ def default_worker_id(out: Path) -> str:
         return (Path(out) / STATE_DIR / WORKER_ID_FILE).read_text(encoding="utf-8").strip()
     except OSError:
         return f"{socket.gethostname()}-{secrets.token_hex(4)}"
+
+
+def announce(shared: Shared, out: Path) -> None:
+    """Record in Redis where this worker writes (its host name and absolute
+    output directory), for `crawler status` and whoever merges the crawl."""
+    shared.crawl.record_place(shared.worker, socket.gethostname(), str(Path(out).resolve()))
+
+
+def worker_stats(shared: Shared) -> dict:
+    """stats.json's "shared": whose counts these are, and the settings a
+    worker does not use."""
+    return {"crawl_id": shared.crawl.crawl_id, "worker": shared.worker,
+            "counts": "this worker's share of the crawl",
+            "settings_not_used": sorted(SINGLE_NODE_ONLY)}
+
+
+def in_force_shared(shared: Shared, config: CrawlConfig) -> str:
+    """The start line of a shared crawl's worker: what runs differently
+    from a crawl of one machine."""
+    parts = ["URL-seen set: 64-bit fingerprints in Redis (no --dedup)"]
+    if config.max_pages:
+        parts.append(f"--max-pages {config.max_pages} for all workers together")
+    if config.max_seconds:
+        parts.append(f"--max-seconds {config.max_seconds:g} for this worker")
+    if config.content_dedup == "near":
+        parts.append("near duplicates among this worker's pages only")
+    return (f"worker {shared.worker} of shared crawl {shared.crawl.crawl_id} at "
+            f"{shared.crawl.address()}: " + ", ".join(parts))

@@ -38,6 +38,7 @@ def build_stats(crawl, stop_reason: str, elapsed: float) -> dict:
         "skipped_links": dict(tally.skipped),
         "trap_patterns": crawl.trap_patterns(),    # pattern -> links --max-pattern-depth skipped
         "filtered_ratio": tally.filtered_ratio(),
+        # A shared crawl's seen-set names its own algorithm (controller.shared.RedisSeen).
         "dedup": {"algorithm": config.dedup, **crawl.seen.stats()},
         "content": _content(crawl),
         "settings": _settings(config),

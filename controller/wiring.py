@@ -85,7 +85,10 @@ def trap_guard(config: CrawlConfig) -> TrapGuard:
                      max_pattern_depth=config.max_pattern_depth)
 
 
-def url_seen(config: CrawlConfig):
+def url_seen(config: CrawlConfig, shared=None):
+    if shared is not None:
+        from controller.shared import RedisSeen
+        return RedisSeen()
     # The sieve's file is rebuilt, not resumed: a new one starts empty and
     # the engine adds the journaled URLs again (urlfilter/sieve.py).
     seen = make_seen(config.dedup, capacity=config.bloom_capacity, error_rate=config.bloom_error,
@@ -118,8 +121,8 @@ def frontier(config: CrawlConfig, gate: PolitenessGate, shared=None, sync_rows=N
     when Redis says a URL may be there for it (the loop then pops again)."""
     if shared is not None:
         from urllist.redisqueue import RedisFrontier
-        return RedisFrontier(shared.crawl, gate, config.workers, sync_rows, config.seen_cache,
-                             wake, config.out / STATE_DIR / AHEAD_FILE)
+        return RedisFrontier(shared.crawl, gate, config.workers, sync_rows, wake=wake,
+                             ahead_path=config.out / STATE_DIR / AHEAD_FILE)
     if config.order != "bfs":
         order = make_order(config.order, order_params(config))
         # Under a page budget the order decides what is in it, so every fetch

@@ -44,6 +44,20 @@ proxy (the user named it; it is often on the LAN or on loopback), and the
 proxy, not this machine, resolves the target's name: through a proxy the
 guard can only refuse URLs whose host is an IP address it does not allow.
 
+Kept-alive connections the other side has closed: a server or proxy may
+close an idle connection at any moment (a keep-alive timeout; tinyproxy
+closes each one after its response without saying ``Connection: close``).
+urllib3 drops a pooled connection whose close has already arrived, but one
+taken in the instant before gets the request sent into a dead socket, and
+the answer is a reset or nothing. As Go's net/http, curl and browsers do,
+such a request is sent once more, on a new connection, when it is
+idempotent (every GET), the connection had already carried a response, and
+not one byte of this request's answer arrived (``_FirstByteResponse``
+waits for that byte before parsing). It is not one of the Fetcher's
+``--retries``: nothing was answered, and the server most likely never saw
+the request. A new connection that fails the same way is an error as
+before, and so is every failure after the answer began.
+
 Recording (``record=True``, for WARC output): the connections remember the
 request head as urllib3 and http.client write it (``putrequest`` and
 ``putheader``, so the Host and any header the libraries add are included),
@@ -53,10 +67,12 @@ are the plain guarded ones, so an ordinary crawl pays nothing for this.
 """
 from __future__ import annotations
 
+import http.client
 import http.cookiejar
 import os
 import re
 import socket
+import threading
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
@@ -86,6 +102,9 @@ MAX_POOL_KEYS = 512
 # request in flight through it, and past the pool's size urllib3 would drop
 # each returned connection (and log a warning for each).
 PROXY_CONNECTIONS = 256
+# Methods whose request may be sent twice with the effect of once (RFC 9110
+# §9.2.2): only these are sent again after a stale kept-alive connection.
+IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"})
 # Where a CA bundle may come from besides --ca-certificate, in this order:
 # requests' own two variables, then OpenSSL's (curl reads it, and so does
 # wget through OpenSSL).
@@ -426,28 +445,114 @@ def _text(value: object) -> str:
     return str(value)
 
 
+class _Unanswered(ConnectionError):
+    """The connection ended before the first byte of an answer; the
+    failure that ended it (a reset, or http.client's RemoteDisconnected
+    for a plain close) is the ``__cause__``."""
+
+
+class _StaleConnection(Exception):
+    """A request lost to a reused connection that the other side had
+    closed: nothing of an answer arrived. Not an OSError, so that urllib3
+    neither wraps it nor counts it against the retry policy; the pool
+    (``_FreshRetryPool``) catches it and never lets it out."""
+
+
+class _FirstByteResponse(http.client.HTTPResponse):
+    """http.client's response, which waits for the answer's first byte
+    before parsing, so that a connection that ended before any byte can be
+    told from one cut off in the middle (which is never sent again).
+
+    No extra read: the byte is peeked into the buffer the status line is
+    then read from."""
+
+    def begin(self) -> None:
+        try:
+            received = self.fp.peek(1)
+        except ConnectionError as exc:
+            raise _Unanswered() from exc
+        if not received:
+            raise _Unanswered() from http.client.RemoteDisconnected(
+                "Remote end closed connection without response")
+        super().begin()
+
+
+class _ReuseAwareConnection:
+    """Mixin for urllib3 connections: an idempotent request that got nothing
+    back on a connection that had already carried a response raises
+    ``_StaleConnection``; any other request, and any request on a new
+    connection, the failure as it was."""
+
+    _method: str   # http.client's: the method of the request being sent
+
+    response_class = _FirstByteResponse
+    _answered = 0   # responses received on the current socket
+
+    def connect(self) -> None:
+        self._answered = 0
+        super().connect()  # type: ignore[misc]
+
+    def getresponse(self) -> urllib3.response.HTTPResponse:
+        reused = self._answered > 0
+        try:
+            response = super().getresponse()  # type: ignore[misc]
+        except _Unanswered as exc:
+            if reused and self._method in IDEMPOTENT_METHODS:
+                raise _StaleConnection() from exc.__cause__
+            raise exc.__cause__ from None
+        self._answered += 1
+        return response
+
+
+# Set while a pool sends a request again after a stale connection: the
+# connection it takes must be a new one. Per thread, as pools are shared.
+_fresh = threading.local()
+
+
+class _FreshRetryPool:
+    """Mixin for urllib3 pools: an idempotent request lost to a stale
+    kept-alive connection is sent once more, on a new connection."""
+
+    def urlopen(self, method: str, url: str, *args: object, **kwargs: object
+                ) -> urllib3.BaseHTTPResponse:
+        try:
+            return super().urlopen(method, url, *args, **kwargs)  # type: ignore[misc]
+        except _StaleConnection:
+            pass
+        _fresh.only = True
+        try:
+            return super().urlopen(method, url, *args, **kwargs)  # type: ignore[misc]
+        finally:
+            _fresh.only = False
+
+    def _get_conn(self, timeout: float | None = None) -> urllib3.connection.HTTPConnection:
+        connection = super()._get_conn(timeout)  # type: ignore[misc]
+        if getattr(_fresh, "only", False):
+            connection.close()   # opened again, to the same place, as it sends
+        return connection
+
+
 def _pool_classes(guard: AddressGuard | None,
                   record: bool = False) -> dict[str, type[urllib3.connectionpool.HTTPConnectionPool]]:
     """urllib3 pool classes for http and https whose connections use ``guard``
-    (none: connections to a proxy) and remember their request heads if
-    ``record``.
+    (none: connections to a proxy), remember their request heads if
+    ``record``, and send a request lost to a stale connection again.
 
     Classes rather than constructor arguments, because urllib3's pool
     manager refuses keyword arguments it does not know.
     """
     mixins: tuple[type, ...] = ((_RecordingConnection,) if record else ()) + \
-        ((_GuardedConnection,) if guard is not None else ())
-    if not mixins:
-        return {"http": urllib3.connectionpool.HTTPConnectionPool,
-                "https": urllib3.connectionpool.HTTPSConnectionPool}
+        ((_GuardedConnection,) if guard is not None else ()) + (_ReuseAwareConnection,)
     http_connection = type("GuardedHTTPConnection",
                            (*mixins, urllib3.connection.HTTPConnection), {"guard": guard})
     https_connection = type("GuardedHTTPSConnection",
                             (*mixins, urllib3.connection.HTTPSConnection), {"guard": guard})
     return {
-        "http": type("GuardedHTTPConnectionPool", (urllib3.connectionpool.HTTPConnectionPool,),
+        "http": type("GuardedHTTPConnectionPool",
+                     (_FreshRetryPool, urllib3.connectionpool.HTTPConnectionPool),
                      {"ConnectionCls": http_connection}),
-        "https": type("GuardedHTTPSConnectionPool", (urllib3.connectionpool.HTTPSConnectionPool,),
+        "https": type("GuardedHTTPSConnectionPool",
+                      (_FreshRetryPool, urllib3.connectionpool.HTTPSConnectionPool),
                       {"ConnectionCls": https_connection}),
     }
 

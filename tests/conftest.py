@@ -57,6 +57,15 @@ def redis_server(tmp_path):
         yield server
 
 
+@pytest.fixture
+def redis_cluster(tmp_path):
+    """A real three-master Redis Cluster on loopback, AOF on, each node in its
+    own data directory (tests/redisserver.py); stopped after the test."""
+    from redisserver import RedisCluster
+    with RedisCluster(tmp_path / "redis-cluster") as cluster:
+        yield cluster
+
+
 # What the crawler reads from the environment about the network: the
 # machine's own values must not reach the tests (a developer behind a proxy
 # would send every test crawl of 127.0.0.1 to it). Tests that want them set

@@ -102,6 +102,7 @@ def random_garbage(size: int, seed: int = 4) -> bytes:
 class Request:
     path: str
     at: float   # time.monotonic() when the request line and headers were in
+    reused: bool   # an earlier request came over the same connection
 
 
 class _Server(ThreadingHTTPServer):
@@ -126,8 +127,10 @@ class _Recorder:
             protocol_version = "HTTP/1.1"
 
             def do_GET(self) -> None:
+                # One handler object serves one connection, request after request.
+                reused, self.carried_one = getattr(self, "carried_one", False), True
                 with recorder.lock:
-                    recorder.received.append(Request(self.path, time.monotonic()))
+                    recorder.received.append(Request(self.path, time.monotonic(), reused))
                 answer(self)
 
             def log_message(self, format: str, *args: object) -> None:

@@ -95,3 +95,54 @@ def wait_created(redis_url: str, procs, timeout=60, crawl_id: str = "t"):
         assert all(p.poll() is None for p in procs), "the first worker ended too soon"
         assert time.monotonic() < deadline
         time.sleep(0.01)   # polling an observable condition, bounded by the deadline
+
+
+class RedisCluster:
+    """A real Redis Cluster of ``masters`` nodes (no replicas), each a
+    RedisServer in its own data directory with AOF, the slots spread by
+    ``redis-cli --cluster create``. Each node's cluster bus port is chosen
+    free too (not port + 10000, which can pass 65535), and kept, so a node
+    killed and started again rejoins from its nodes.conf."""
+
+    def __init__(self, data_dir: Path, masters: int = 3):
+        self.data_dir = Path(data_dir)
+        self.nodes = [RedisServer(self.data_dir / f"node{i}", extra=(
+            "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+            "--cluster-port", str(free_port()), "--cluster-node-timeout", "5000"))
+            for i in range(masters)]
+
+    @property
+    def url(self) -> str:
+        """One node's URL: a cluster client finds the others from it."""
+        return self.nodes[0].url
+
+    def client(self) -> redis.RedisCluster:
+        return redis.RedisCluster.from_url(self.url)
+
+    def start(self) -> RedisCluster:
+        for node in self.nodes:
+            node.start()
+        subprocess.run([shutil.which("redis-cli") or "/usr/bin/redis-cli", "--cluster", "create",
+                        *(f"127.0.0.1:{node.port}" for node in self.nodes),
+                        "--cluster-replicas", "0", "--cluster-yes"],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.wait_ok()
+        return self
+
+    def wait_ok(self) -> None:
+        """Until every node says the cluster is up (slots assigned, gossip done)."""
+        deadline = time.monotonic() + START_SECONDS
+        while not all(node.client().cluster("info").get("cluster_state") == "ok"
+                      for node in self.nodes):
+            assert time.monotonic() < deadline, "the Redis Cluster did not come up"
+            time.sleep(0.05)   # polling an observable condition, bounded by the deadline
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            node.stop()
+
+    def __enter__(self) -> RedisCluster:
+        return self.start()
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop()

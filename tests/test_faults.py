@@ -103,7 +103,11 @@ def test_the_server_saw_retries_only_where_they_belong(crawl):
                "/fault/503-once": 2, "/fault/429-once": 2}
     once = ["/fault/404", "/fault/garbage", "/fault/huge", "/fault/bomb", "/fault/loop-a",
             "/fault/cross-host", "/robots.txt", *site.normal_paths]
-    assert {path: site.count(path) for path in retried} == retried
+    tries = {path: site.count(path) for path in retried}
+    # The reset fault loses every request. One lost on a reused connection is
+    # sent again at once, on a new connection, by the transport: not a try.
+    tries["/fault/reset"] -= sum(r.path == "/fault/reset" and r.reused for r in site.requests())
+    assert tries == retried
     assert {path: site.count(path) for path in once} == {path: 1 for path in once}
 
 

@@ -2,7 +2,9 @@
 to an HTTPS server with the tests' own CA, as a user runs them: `crawler
 crawl` in a subprocess whose environment the test sets whole, so no proxy
 variable of this machine can leak in. The proxy's log and the target
-server's log show where each request went."""
+server's log show where each request went. Last, what a proxy like tinyproxy
+does to kept-alive connections (closes them after each response), made
+certain by servers that cut each connection's second request."""
 from __future__ import annotations
 
 import csv
@@ -10,6 +12,7 @@ import gzip
 import json
 import os
 import socket
+import struct
 import subprocess
 import sys
 
@@ -255,11 +258,17 @@ def test_bad_network_settings_are_one_line_and_write_nothing(tmp_path, args, env
 # -- the Fetcher through a proxy: both ways of sending, and the address rule ------
 
 
-def proxied_fetcher(proxy_url, **settings):
+def fetcher(environ, **settings):
+    """A Fetcher without retries or robots.txt, reaching loopback, that reads
+    the network variables from ``environ`` only."""
     from getpage import FetchConfig, Fetcher
     config = FetchConfig(user_agent="bfsbot/1.0", delay=0, retries=0, obey_robots=False,
                          allowed_addresses={"public", "loopback"}, **settings)
-    return Fetcher(config, environ={"http_proxy": proxy_url, "https_proxy": proxy_url})
+    return Fetcher(config, environ=environ)
+
+
+def proxied_fetcher(proxy_url, **settings):
+    return fetcher({"http_proxy": proxy_url, "https_proxy": proxy_url}, **settings)
 
 
 def test_urls_requests_prepares_go_through_the_proxy_too(serve, tinyproxy):
@@ -312,19 +321,88 @@ def test_a_shared_crawl_keeps_proxies_with_each_worker_and_no_password_in_redis(
 
 
 def test_a_proxy_refusing_the_tunnel_says_so_without_its_password(tmp_path, tls_site):
-    from getpage import FetchConfig, Fetcher
     from proxyserver import TinyProxy
-    config = FetchConfig(user_agent="bfsbot/1.0", delay=0, retries=0, obey_robots=False,
-                         allowed_addresses={"public", "loopback"})
     with TinyProxy(tmp_path / "authproxy", credentials=("alice", SECRET)) as proxy, \
             tls_site(site) as (url, log, ca_file):
         wrong = proxy.url.replace("http://", "http://alice:wrong-password@")
-        with Fetcher(config, environ={"https_proxy": wrong, "SSL_CERT_FILE": str(ca_file)}) as fetcher:
-            refused = fetcher.fetch(url)
+        with fetcher({"https_proxy": wrong, "SSL_CERT_FILE": str(ca_file)}) as wrong_one:
+            refused = wrong_one.fetch(url)
         right = proxy.url.replace("http://", f"http://alice:{SECRET}@")
-        with Fetcher(config, environ={"https_proxy": right, "SSL_CERT_FILE": str(ca_file)}) as fetcher:
-            accepted = fetcher.fetch(url)
+        with fetcher({"https_proxy": right, "SSL_CERT_FILE": str(ca_file)}) as right_one:
+            accepted = right_one.fetch(url)
     # the proxy's own answer, as it gave it (tinyproxy says 401 to a wrong password)
     assert refused.error == "connection: proxy refused the CONNECT tunnel (401 Unauthorized)"
     assert SECRET not in refused.error and "wrong-password" not in refused.error
     assert accepted.ok and accepted.body == PAGES["/"] and log.paths() == ["/"]
+
+
+# -- kept-alive connections the other side closed -----------------------------------
+# A server or proxy may close a kept-alive connection just as the next request
+# goes out on it (tinyproxy closes each one after its response). These servers
+# make that certain: each connection is answered once, as kept alive, and the
+# connection's next request gets a reset (or a cut answer) instead.
+
+
+def reset(request):
+    """Close with SO_LINGER 0: the kernel answers with RST, not FIN."""
+    request.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    request.connection.close()
+
+
+def once_per_connection(answer_again=reset):
+    """A handler answering the first request of each connection with ``site``
+    (HTTP/1.1, kept alive) and the next one with ``answer_again``. The
+    request handler object lives as long as its connection."""
+    def handler(request):
+        if getattr(request, "answered", False):
+            return answer_again(request)
+        request.answered = True
+        status, headers, body = site(request)
+        return status, {**headers, "Connection": "keep-alive"}, body
+    return handler
+
+
+def by_connection(log) -> dict[int, list[str]]:
+    """The paths each connection (client port) carried, in order."""
+    paths: dict[int, list[str]] = {}
+    for record in log:
+        paths.setdefault(record.client_port, []).append(record.path)
+    return paths
+
+
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_a_request_lost_to_a_closed_kept_alive_connection_is_sent_again_on_a_new_one(
+        tmp_path, serve, tls_site, scheme):
+    server = serve if scheme == "http" else tls_site
+    with server(once_per_connection()) as (url, log, *ca_file):
+        trust = ("--ca-certificate", str(ca_file[0])) if ca_file else ()
+        done = crawl(tmp_path / "o", url, *trust)   # --retries 0
+    assert done.returncode == 0, done.stderr
+    assert all(row["error"] == "" and row["status"] == "200" for row in rows(tmp_path / "o").values())
+    carried = by_connection(log)
+    answered = sorted(paths[0] for paths in carried.values())
+    lost = [paths[1] for paths in carried.values() if len(paths) > 1]
+    assert answered == ["/", "/a", "/b", "/robots.txt"]   # each page answered once
+    assert lost and all(len(paths) <= 2 for paths in carried.values())   # no third try on a dead one
+    assert len(log) == 4 + len(lost)   # each lost request sent again exactly once
+    for path in lost:   # ... after it was lost, as the first request of a new connection
+        retried = [record for record in log if record.path == path][-1]
+        assert carried[retried.client_port][0] == path
+
+
+def test_a_reset_on_a_new_connection_stays_an_error(serve):
+    with serve(lambda request: reset(request)) as (url, log), fetcher({}) as fresh:
+        result = fresh.fetch(url + "a")
+    assert result.error == "connection: reset by peer" and result.attempts == 1
+    assert log.paths() == ["/a"]
+
+
+def test_an_answer_cut_after_its_first_byte_is_not_asked_again(serve):
+    def cut(request):
+        request.wfile.write(b"HTTP/1.1 2")   # then the server closes the connection
+        request.wfile.flush()
+    with serve(once_per_connection(cut)) as (url, log), fetcher({}) as reused:
+        first, second = reused.fetch(url + "a"), reused.fetch(url + "b")
+    assert first.ok and second.error.startswith("connection: ")
+    assert [(record.path, record.client_port) for record in log] == \
+        [("/a", log[0].client_port), ("/b", log[0].client_port)]

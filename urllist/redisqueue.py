@@ -36,6 +36,7 @@ Keys (``p`` = the prefix):
                  integers, in SEEN_BUCKETS sets (B = the low 16 bits), so
                  that Redis keeps each in its compact intset encoding
   p content      content MD5 -> id of the first page with that text
+  p places       worker id -> {"host", "out"}: where each worker that joined writes
   p robots       origin -> its robots.txt answer, loaded once for every worker
   p robots-claim:ORIGIN   the worker loading it (others wait while it lives)
   p trap:host, p trap:path   the trap limits' counters
@@ -76,6 +77,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import redis
 from redis.backoff import NoBackoff
@@ -88,8 +90,10 @@ LEASE_SECONDS = 60.0       # a worker silent this long has died: its URLs go to 
 POLL_SECONDS = 0.05        # how soon a retry or redirect waiting for its host asks the gate again
 IDLE_SECONDS = 1.0         # an idle worker not told otherwise asks again after this long
 AHEAD_MS = 100             # a lease takes a host's slot this long before it may start, at most
+KNOWN_SEEN = 16_384        # fingerprints a worker remembers Redis has judged (as --seen-cache)
 RECONNECT_SECONDS = 120.0  # how long a worker waits for Redis to come back
 TICK_SECONDS = 1.0         # a worker's bookkeeping (deadline, reclaim, speed, rows written)
+FORGET_BATCH = 500         # keys per SCAN step and per UNLINK when a crawl is forgotten
 
 
 class RedisStateError(Exception):
@@ -747,8 +751,27 @@ def parse_entry(entry: bytes | str) -> tuple[QueuedUrl, str]:
     return QueuedUrl(int(item_id), url, int(level), int(parent) if parent else None), host
 
 
+def shown_url(url: str) -> str:
+    """``url`` as a message may show it: its password (in the address or in a
+    password= parameter) becomes PASSWORD."""
+    try:
+        parts = urlsplit(url)
+        secret = parts.password is not None
+    except ValueError:
+        return url.rpartition("@")[2]   # unparseable: nothing of a login shown
+    pairs = parse_qsl(parts.query)
+    if not secret and "password" not in dict(pairs):
+        return url
+    netloc = parts.netloc
+    if secret:
+        netloc = f"{parts.username or ''}:PASSWORD@{netloc.rpartition('@')[2]}"
+    query = urlencode([(k, "PASSWORD" if k == "password" else v) for k, v in pairs], safe="/")
+    return f"{parts.scheme}://{netloc}{parts.path}" + (f"?{query}" if query else "")
+
+
 def connect(url: str) -> redis.Redis:
     """A client for ``url``, checked: reachable, never evicting, persistent."""
+    shown = shown_url(url)
     try:
         # No retries inside redis-py: a lost reply must reach SharedCrawl.call,
         # which retries and then puts right what the lost reply changed (resync).
@@ -757,19 +780,19 @@ def connect(url: str) -> redis.Redis:
         config = {**client.config_get("maxmemory-policy"), **client.config_get("appendonly"),
                   **client.config_get("save")}
     except ValueError as exc:
-        raise RedisStateError(f"--redis {url}: {exc} (give redis://HOST:PORT/DB)") from None
+        raise RedisStateError(f"--redis {shown}: {exc} (give redis://HOST:PORT/DB)") from None
     except redis.exceptions.RedisError as exc:
-        raise RedisStateError(f"--redis {url}: cannot reach Redis ({exc}); start it "
+        raise RedisStateError(f"--redis {shown}: cannot reach Redis ({exc}); start it "
                               f"(redis-server --appendonly yes) or check the address") from None
     policy = _text(config.get("maxmemory-policy", "noeviction"))
     if policy != "noeviction":
-        raise RedisStateError(f"--redis {url}: maxmemory-policy is {policy}, so Redis may evict "
+        raise RedisStateError(f"--redis {shown}: maxmemory-policy is {policy}, so Redis may evict "
                               f"crawl state; set it to noeviction (CONFIG SET maxmemory-policy "
                               f"noeviction)")
     if _text(config.get("appendonly", "no")) != "yes":
         # RDB snapshots alone would bring Redis back to an older state than the
         # workers have written down: pages committed twice, ids reused.
-        raise RedisStateError(f"--redis {url}: Redis has no append-only file, so a restart "
+        raise RedisStateError(f"--redis {shown}: Redis has no append-only file, so a restart "
                               f"loses what was acknowledged since its last snapshot; turn on "
                               f"AOF (CONFIG SET appendonly yes)")
     return client
@@ -873,6 +896,70 @@ class SharedCrawl:
 
     def lease_ms(self) -> int:
         return int(self.client.hget(self.prefix + "cfg", "lease") or 0)
+
+    def address(self) -> str:
+        """The server's URL as a line may show it: a password becomes PASSWORD."""
+        kwargs = self.client.connection_pool.connection_kwargs
+        login = (f"{kwargs.get('username') or ''}:PASSWORD@" if kwargs.get("password")
+                 else "")
+        if "path" in kwargs:
+            return f"unix://{login}{kwargs['path']}?db={kwargs.get('db', 0)}"
+        scheme = "rediss" if issubclass(self.client.connection_pool.connection_class,
+                                        redis.SSLConnection) else "redis"
+        return f"{scheme}://{login}{kwargs.get('host')}:{kwargs.get('port')}/{kwargs.get('db', 0)}"
+
+    def record_place(self, worker: str, host: str, out: str) -> None:
+        """Where ``worker`` writes: its machine and absolute output directory
+        (kept after it leaves, for ``crawler merge``)."""
+        place = json.dumps({"host": host, "out": out})
+        self.call(lambda: self.client.hset(self.prefix + "places", worker, place))
+
+    def places(self) -> dict[str, dict]:
+        """worker id -> {"host", "out"} of every worker that ever joined."""
+        return {_text(worker): json.loads(place)
+                for worker, place in self.client.hgetall(self.prefix + "places").items()}
+
+    def live_workers(self) -> list[str]:
+        """The workers whose lease deadline has not passed (Redis's clock)."""
+        return [_text(w) for w in self.client.zrangebyscore(self.prefix + "workers",
+                                                             _server_ms(self.client), "+inf")]
+
+    def finished(self) -> bool:
+        state = {_text(k): int(v) for k, v in self.client.hgetall(self.prefix + "state").items()}
+        return self._finished(state)
+
+    def forget(self, batch: int = FORGET_BATCH) -> int:
+        """Remove every key of this crawl; the number removed. The keys that
+        make it a crawl go first, in one UNLINK: from then on no worker can
+        join, and every fenced script of a worker still running is refused.
+        The rest are found by SCAN (never KEYS, which blocks Redis for the
+        whole key space) and unlinked in batches."""
+        first = [self.prefix + name for name in ("settings", "state", "epoch", "cfg")]
+        removed = self.call(lambda: self.client.unlink(*first))
+        for keys in self._scanned(batch):
+            removed += self.call(lambda: self.client.unlink(*keys))
+        return removed
+
+    def leftover(self) -> int:
+        """Keys under this crawl's prefix (a worker still running may write one
+        after ``forget``)."""
+        return sum(len(keys) for keys in self._scanned(FORGET_BATCH))
+
+    def _scanned(self, batch: int):
+        """This crawl's keys, one SCAN step's worth at a time (a cursor stays
+        valid while keys are removed, and across a reconnect)."""
+        cursor = None
+        while cursor != 0:
+            cursor, keys = self.call(lambda: self.client.scan(cursor or 0, match=self._pattern(),
+                                                              count=batch))
+            if keys:
+                yield keys
+
+    def _pattern(self) -> str:
+        """SCAN's MATCH pattern for this crawl's keys: the prefix with glob
+        characters escaped (a crawl id may contain '*' or '[')."""
+        escaped = "".join("\\" + c if c in "*?[]\\" else c for c in self.prefix)
+        return escaped + "*"
 
 
 def _server_ms(client: redis.Redis) -> int:
@@ -1173,7 +1260,7 @@ class RedisFrontier:
     """
 
     def __init__(self, shared: SharedCrawl, gate: RedisGate, threads: int = 8,
-                 sync_rows=lambda: None, seen_cache: int = 16_384, wake=lambda: None,
+                 sync_rows=lambda: None, seen_cache: int = KNOWN_SEEN, wake=lambda: None,
                  ahead_path: Path | None = None) -> None:
         self.threads = threads
         self._ahead = WriteAhead(ahead_path)

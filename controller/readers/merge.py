@@ -607,6 +607,13 @@ def _summed(workers: list[Worker], section: str, names=None) -> dict:
     return dict(total)
 
 
+def _seen_algorithm(workers: list[Worker]) -> dict:
+    """The URL-seen algorithm the workers' stats.json name, when they agree
+    (a shared crawl's is Redis's, whatever its settings say of --dedup)."""
+    names = {((w.stats or {}).get("dedup") or {}).get("algorithm") for w in workers} - {None}
+    return {"algorithm": names.pop()} if len(names) == 1 else {}
+
+
 def _stats(config: CrawlConfig, workers: list[Worker], rows: list[dict], levels: list[Level],
            tmp: Path) -> dict:
     start, (end, last_reason) = _span(workers)
@@ -642,7 +649,8 @@ class _MergedCrawl:
         self.seeds_failed = [{"url": row["url"], "error": row["error"]} for row in rows
                              if row["level"] == "0" and row["error"]]
         self.frontier = _Queue(levels, self.tally)
-        self.seen = _Counters(_summed(workers, "dedup", DEDUP_OPERATIONS))
+        self.seen = _Counters({**_seen_algorithm(workers),
+                               **_summed(workers, "dedup", DEDUP_OPERATIONS)})
         self.extraction_tally = extraction
 
     def stop_detail(self, reason: str) -> str:

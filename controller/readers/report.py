@@ -157,9 +157,10 @@ def summary_lines(stats: dict, out: Path) -> list[str]:
     pages = _pages(stats["pages"], (stats.get("content") or {}).get("duplicates", 0))
     robots = stats.get("robots_denied", 0)
     denied = f", {robots} denied by robots.txt" if robots else ""
+    share = "this worker's share: " if stats.get("shared") else ""   # a shared crawl's worker
     return [
         f"stopped: {stats.get('stop_detail') or stats['stop_reason']} after "
-        f"{stats['elapsed_seconds']:.1f} s — {stats['urls']} URLs{resumed}, {pages}, "
+        f"{stats['elapsed_seconds']:.1f} s — {share}{stats['urls']} URLs{resumed}, {pages}, "
         f"{stats['errors']} errors{denied} ({_rates(stats)}, {stats['kb_per_second']:.0f} KB/s)",
         f"output:  {out}/  pages/ text/ index.csv edges.csv trace.log stats.json"
         + _extra_files(stats),
