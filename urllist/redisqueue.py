@@ -369,22 +369,30 @@ local function wake_idle()
   redis.call('RPUSH', p .. 'wake:' .. idle, math.max(0, tonumber(first[2]) - now))
 end
 
+-- Whether a slot given back may go straight to the host's next URL: the
+-- host's next request may start as soon as the last ends (no interval, no
+-- hold-off), so giving it back and taking it again would change nothing.
+local function passes_on(h)
+  local v = redis.call('HMGET', p .. 'h:' .. h, 'iv', 'nb')
+  return (tonumber(v[1]) or DELAY) <= 0 and (tonumber(v[2]) or 0) <= now
+end
+
 -- Up to n URLs of the open level whose hosts may start within AHEAD_MS,
 -- each with its host's request slot taken for worker w and the ms until
--- its request may start (waits): first from the hosts whose slots w gave
--- back in this call (their hints in the ready set were left as they were,
--- so a slot given back and taken again writes nothing there), then from
--- the ready set. Taking a slot a moment ahead spares the calls that would
--- ask again as each host comes ready.
-local function lease(w, n, first)
-  local out, waits = {}, {}
+-- its request may start (waits): first from the hosts whose slots w gives
+-- back in this call (given: passed on to their next URL, or given back),
+-- then from the ready set. Taking a slot a moment ahead spares the calls
+-- that would ask again as each host comes ready. Also the hosts given
+-- back and not taken again, whose ready hints are still to be set.
+local function lease(w, n, given)
+  local out, waits, later = {}, {}, {}
   local level = open_level()
   local ready = p .. 'ready:' .. level
-  local function take(h, at)
+  local function take(h, at, passed)
     local q = p .. 'q:' .. level .. ':' .. h
     local entry = redis.call('LPOP', q)
     if entry then
-      take_slot(w, h, at)
+      if not passed then take_slot(w, h, at) end
       redis.call('HSET', p .. 'lease:' .. w, string.match(entry, '^(%d+)'), entry)
       redis.call('HINCRBY', p .. 'state', 'leased', 1)
       out[#out + 1] = entry
@@ -395,11 +403,15 @@ local function lease(w, n, first)
     else redis.call('ZADD', ready, ready_at(h), h) end
   end
   local soon = now + AHEAD_MS
-  for _, h in ipairs(first) do
-    local at = ready_at(h)
-    if n > 0 and not limit_reached() and at <= soon
-        and redis.call('EXISTS', p .. 'q:' .. level .. ':' .. h) == 1 then
-      take(h, at)
+  for _, h in ipairs(given) do
+    local queued = redis.call('EXISTS', p .. 'q:' .. level .. ':' .. h) == 1
+    if n > 0 and queued and not limit_reached() and passes_on(h) then
+      take(h, now, true)
+    else
+      give_slot(w, h, true)
+      local at = ready_at(h)
+      if n > 0 and queued and not limit_reached() and at <= soon then take(h, at)
+      else later[#later + 1] = h end
     end
   end
   local tries = 0
@@ -410,7 +422,7 @@ local function lease(w, n, first)
     local at = ready_at(h)
     if at > soon then redis.call('ZADD', ready, at, h) else take(h, at) end
   end
-  return out, waits
+  return out, waits, later
 end
 
 -- Worker w's acknowledgement of page id: its content verdict, its links
@@ -480,13 +492,18 @@ _SYNC = _PRELUDE + r"""
 local w, epoch, seq = ARGV[1], ARGV[2], ARGV[3]
 if fenced(w, epoch) then return redis.error_reply('FENCED') end
 local n, releases = tonumber(ARGV[4]), tonumber(ARGV[5])
-local retry, given = false, {}
+local retry, given, held = false, {}, {}
 if releases > 0 then
   local ops = p .. 'gateop:' .. w
   retry = redis.call('HGET', ops, 'seq') == seq
   if not retry then
-    for i = 6, 5 + releases do
-      if give_slot(w, ARGV[i], true) == 1 then given[#given + 1] = ARGV[i] end
+    for i = 6, 5 + releases do   -- only slots w holds (not given back by a resync)
+      local h = ARGV[i]
+      held[h] = held[h] or tonumber(redis.call('HGET', p .. 'slots:' .. w, h) or '0')
+      if held[h] > 0 then
+        held[h] = held[h] - 1
+        given[#given + 1] = h
+      end
     end
     redis.call('HSET', ops, 'seq', seq)
   end
@@ -498,9 +515,9 @@ while i <= #ARGV do
   i = i + 4 + 5 * links
 end
 if #acks > 0 then close_levels() end
-local out, waits = {}, {}
-if not retry then out, waits = lease(w, n, given) end
-for _, h in ipairs(given) do hint(h) end
+if retry then n = 0 end   -- the lost reply held its URLs: the worker's resync gives them back
+local out, waits, later = lease(w, n, given)
+for _, h in ipairs(later) do hint(h) end
 wake_idle()   -- another worker: this one asks again when it will
 if #out < n then redis.call('SADD', p .. 'idle', w) end
 return {acks, out, summary(), waits}
