@@ -431,6 +431,9 @@ def crawl_from(ctx, seeds, out, resume, overwrite, seed_files, config_file, **op
     _refuse_unused(ctx, options, from_file)
     if options["redis_url"] and (refusal := order_refusal(options["order"], "--redis")):
         raise click.UsageError(refusal)
+    if _given(ctx, "frontier_ram", options, from_file) and (
+            refusal := order_refusal(options["order"], "--frontier-ram")):
+        raise click.UsageError(refusal)
     redis_url, crawl_id, lease = (
         options.pop(name) for name in ("redis_url", "crawl_id", "lease_seconds"))
     if redis_url:

@@ -327,6 +327,12 @@ def _check_extraction(config: CrawlConfig) -> None:
 ORDER_REFUSALS = {
     "--redis": "a shared crawl's queue lives in Redis in level order, and an order's scores "
                "in one process",
+    # An order's scores (PageRank, OPIC cash, anchor scores) and its level
+    # corrections need every known URL and the link graph at hand: its
+    # queue stays in RAM, and only the breadth-first lines spill to disk.
+    "--frontier-ram": "an order other than bfs keeps its queue, scores and link graph in RAM "
+                      "(its scores need the whole graph found so far); --frontier-ram bounds "
+                      "the breadth-first queue",
 }
 
 

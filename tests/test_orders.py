@@ -252,6 +252,14 @@ def test_an_order_with_a_shared_crawl_is_refused_with_one_line_that_says_why(tmp
     assert not (tmp_path / "x").exists()
 
 
+def test_a_ram_budget_for_an_order_that_keeps_its_queue_in_ram_is_refused(tmp_path):
+    result = run_crawler("http://127.0.0.1:9/", "--out", str(tmp_path / "x"), "--order", "opic",
+                         "--frontier-ram", "64")
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
+    assert "--order opic does not go with --frontier-ram: an order other than bfs keeps" in result.stderr
+    assert not (tmp_path / "x").exists()
+
+
 @pytest.mark.parametrize("name", [name for name in NAMES if name != "bfs"])
 def test_a_sitemaps_url_ranks_as_a_link_not_as_a_seed(name):
     order = make_order(name, {})
