@@ -244,19 +244,14 @@ def test_a_crawl_in_another_order_stopped_by_its_budget_goes_on_with_a_larger_on
     assert len(after) == 9 and after[:5] == before and len(set(after)) == 9
 
 
-def test_an_order_with_a_shared_crawl_is_refused_with_one_line_that_says_why(tmp_path):
-    result = run_crawler("http://127.0.0.1:9/", "--out", str(tmp_path / "x"), "--order", "opic",
-                         "--redis", "redis://127.0.0.1:9/0")
+@pytest.mark.parametrize("option, said", [
+    (("--redis", "redis://127.0.0.1:9/0"), "--order opic does not go with --redis: a shared crawl's queue"),
+    (("--frontier-ram", "64"), "--order opic does not go with --frontier-ram: an order other than bfs keeps"),
+])
+def test_an_order_with_what_it_cannot_use_is_refused_with_one_line_that_says_why(tmp_path, option, said):
+    result = run_crawler("http://127.0.0.1:9/", "--out", str(tmp_path / "x"), "--order", "opic", *option)
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
-    assert "--order opic does not go with --redis: a shared crawl's queue" in result.stderr
-    assert not (tmp_path / "x").exists()
-
-
-def test_a_ram_budget_for_an_order_that_keeps_its_queue_in_ram_is_refused(tmp_path):
-    result = run_crawler("http://127.0.0.1:9/", "--out", str(tmp_path / "x"), "--order", "opic",
-                         "--frontier-ram", "64")
-    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
-    assert "--order opic does not go with --frontier-ram: an order other than bfs keeps" in result.stderr
+    assert said in result.stderr
     assert not (tmp_path / "x").exists()
 
 
