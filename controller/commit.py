@@ -41,7 +41,7 @@ from controller.shared import WORKER_ID_FILE, announce, worker_stats
 from controller.stats import build_stats
 from controller.store import OutputError
 from getpage import Ask, FetchResult
-from textfilter.duplicates import ContentVerdict
+from textfilter.duplicates import ContentVerdict, exact_key
 from textfilter.fingerprint import body_md5
 from urllist import QueuedUrl
 from urllist.journal import PATTERNS_KEY, ScoredPage, SeenMark, Skipped, in_level_order, replay
@@ -412,7 +412,7 @@ class SharedCommit(Commit):
         page again."""
         crawl, item, digest = self.crawl, page.item, page.digest
         links = [(url, *trap_keys(url)) for url in digest.followed]
-        judged = digest.content_md5 if crawl.config.content_dedup != "off" else ""   # "": no verdict
+        judged = exact_key(digest.content_md5) if crawl.config.content_dedup != "off" else ""
         commit = crawl.frontier.commit(item, judged, links, self.expands(item),
                                        index_row(item, page.visit, digest, 0, NO_VERDICT))
         if not commit.accepted:

@@ -14,10 +14,9 @@ import socket
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
+from controller.admission import trap_keys
 from controller.config import CrawlConfig
 from controller.resume import STATE_DIR, settings_of
-from getpage import host_key
-from urlfilter.traps import pattern_of
 
 # Settings that say how one worker runs, not which URLs the crawl has. The
 # network ones too: each worker reaches the web from its own machine, with
@@ -63,7 +62,7 @@ def shared_crawl(redis_url: str, crawl_id: str):
 def create(crawl, config: CrawlConfig, lease_seconds: float | None = None) -> bool:
     """Store a new crawl; False if one with this id exists."""
     from urllist.redisqueue import LEASE_SECONDS
-    seeds = [(seed, host_key(seed), pattern_of(seed) or "") for seed in config.seeds]
+    seeds = [(seed, *trap_keys(seed)) for seed in config.seeds]
     return crawl.create(settings_of(config), seeds,
                         delay=config.delay, per_host=config.per_host, max_pages=config.max_pages,
                         host_cap=config.max_pages_per_host, query_cap=config.max_query_variants,

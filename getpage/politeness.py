@@ -44,6 +44,18 @@ def host_key(url: str) -> str:
     return f"{host}:{DEFAULT_PORTS.get(scheme, 0) if port is None else port}"
 
 
+def slot_ready_at(in_flight: int, per_host: int, last: float | None, interval: float,
+                  not_before: float) -> float:
+    """When a host may start its next request: ``inf`` while all its
+    ``per_host`` slots are in flight, else the later of its hold-off
+    (``not_before``) and ``interval`` after its last request (None: none
+    yet). The shared crawl's Lua ``ready_at`` (urllist/redisqueue.py) is
+    the same rule; tests/test_rules_differential.py runs both on one table."""
+    if in_flight >= per_host:
+        return float("inf")
+    return not_before if last is None else max(not_before, last + interval)
+
+
 class Cancelled(Exception):
     """The gate was cancelled before this caller's request could start."""
 
@@ -146,12 +158,8 @@ class PolitenessGate:
         return self._clock()
 
     def _ready_at(self, state: _Host) -> float:
-        if state.in_flight >= self._per_host:
-            return float("inf")
-        ready = state.not_before
-        if state.last_start is not None:
-            ready = max(ready, state.last_start + state.interval)
-        return ready
+        return slot_ready_at(state.in_flight, self._per_host, state.last_start, state.interval,
+                             state.not_before)
 
     def wait(self, seconds: float) -> None:
         """Sleep ``seconds`` (a retry's backoff too); ``Cancelled`` if the

@@ -462,3 +462,25 @@ def test_redis_away_longer_than_the_lease_reclaims_nobody(clean_logs, tmp_path):
         finish(procs)
         assert status_of(redis_server.url)["reclaimed"] == 0
     assert {r["url"]: int(r["level"]) for r in union_rows(dirs)} == truth(roots)
+
+
+def test_pages_without_text_are_no_duplicates_as_on_one_machine(tmp_path, redis_server, serve):
+    """Two pages with no text but different bytes: neither is a copy of the
+    other, on one machine (ContentSeen) and in a shared crawl (Redis's
+    verdict, asked with what the worker sends: textfilter's exact_key)."""
+    pages = {"/": b"<p>root</p><a href='/e1'>1</a><a href='/e2'>2</a>",
+             "/e1": b"<html><body><img src='x.png'></body></html>",
+             "/e2": b"<html><body><br></body></html>"}
+
+    def handler(request):
+        return 200, {"Content-Type": "text/html"}, pages.get(request.path, b"")
+    with serve(handler) as (base, _):
+        single = tmp_path / "single"
+        Crawl(CrawlConfig(seeds=(base,), out=single, delay=0, max_depth=1, max_pages=0,
+                          progress=False)).run()
+        shared = tmp_path / "w0"
+        finish([start(["crawl", base, "--redis", redis_server.url, "--crawl-id", "t", "--out",
+                       str(shared), "--delay", "0", "--max-depth", "1", "--max-pages", "0",
+                       "--quiet", "--processes", "1"], tmp_path)])
+    verdicts = [{row["url"]: row["duplicate_of"] for row in rows_of(out)} for out in (single, shared)]
+    assert verdicts[0] == verdicts[1] == {base + path.lstrip("/"): "" for path in pages}

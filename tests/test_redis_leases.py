@@ -14,7 +14,7 @@ A, B = "127.0.0.1:8001", "127.0.0.1:8002"   # two hosts' keys
 
 def crawl_of(redis_server, *, per_host=1, host_cap=0, seeds=((A, "/1"), (B, "/1"))):
     shared = SharedCrawl(connect(redis_server.url), "leases")
-    assert shared.create({}, [(f"http://{h}{path}", h, "") for h, path in seeds], delay=0,
+    assert shared.create({}, [(f"http://{h}{path}", h, "", "") for h, path in seeds], delay=0,
                          per_host=per_host, max_pages=0, host_cap=host_cap, query_cap=0)
     return shared
 
@@ -172,7 +172,7 @@ def test_the_pattern_rule_counts_levels_in_redis_as_the_local_guard_does(redis_s
     redirect target at its source's level."""
     shared = SharedCrawl(connect(redis_server.url), "patterns")
     pattern = f"{A}/c/<n>/"
-    assert shared.create({}, [(f"http://{A}/c/1/", A, pattern), (f"http://{A}/x/", A, "")],
+    assert shared.create({}, [(f"http://{A}/c/1/", A, "", pattern), (f"http://{A}/x/", A, "", "")],
                          delay=0, per_host=2, max_pages=0, host_cap=0, query_cap=0, pattern_cap=1)
     gate, frontier = joined(shared, "w")
 

@@ -32,7 +32,7 @@ from math import comb
 
 from textfilter.fingerprint import text_md5
 
-__all__ = ["ContentSeen", "ContentVerdict", "NearIndex"]
+__all__ = ["ContentSeen", "ContentVerdict", "NearIndex", "exact_key"]
 
 BITS = 64
 NO_TEXT_MD5 = text_md5("")   # pages without text: never duplicates of each other
@@ -40,6 +40,14 @@ KEY_BITS = 16       # each table's key has at least this many bits (when MAX_TAB
 MAX_TABLES = 64     # memory: each table costs 4 bytes per fingerprint plus its chain heads
 MIN_SLOT_BITS = 10  # chain heads per table at the start: 2**10
 MAX_SLOT_BITS = 20  # and at most 2**20 (4 MB per table)
+
+
+def exact_key(text_md5: str) -> str:
+    """What a page is judged by for exact duplicates: its text MD5, or ''
+    (no verdict) for a page without text, which is not a copy of every other
+    empty page. A shared crawl sends this to Redis, whose script judges as
+    ContentSeen does."""
+    return "" if text_md5 == NO_TEXT_MD5 else text_md5
 
 
 @dataclass(frozen=True)
@@ -205,8 +213,8 @@ class ContentSeen:
         simhash may be None (no text to fingerprint, or exact mode): the page
         takes part in exact detection only.
         """
-        if text_md5 == NO_TEXT_MD5:
-            return NEW   # a page without text is not a copy of every other empty page
+        if not exact_key(text_md5):
+            return NEW
         first = self._first_by_md5.setdefault(text_md5, page_id)
         if first != page_id:
             return ContentVerdict(first, None, None)
@@ -218,7 +226,7 @@ class ContentSeen:
 
     def remember(self, page_id: int, text_md5: str, simhash: int | None) -> None:
         """Record a page without a verdict (rebuilding after a resume, in page order)."""
-        if text_md5 == NO_TEXT_MD5:
+        if not exact_key(text_md5):
             return
         if self._first_by_md5.setdefault(text_md5, page_id) == page_id and self.near and simhash is not None:
             self._index.add(page_id, simhash)

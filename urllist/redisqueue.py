@@ -196,6 +196,34 @@ local function count_pattern(pattern, level)
   if pattern ~= '' and PATTERN_CAP > 0 then redis.call('HSETNX', p .. 'trap:pattern', pattern, level) end
 end
 
+-- urlfilter.TrapGuard.admit: a new URL (host h, path if it has a query or
+-- '', pattern or '') to be queued at level is counted, or refused for the
+-- first limit it meets, named as TrapGuard names it.
+local function trap_admit(h, path, pattern, level)
+  if HOST_CAP > 0 and tonumber(redis.call('HGET', p .. 'trap:host', h) or '0') >= HOST_CAP then
+    return 'host-pages'
+  end
+  if pattern_too_deep(pattern, level) then return 'pattern-depth' end
+  if path ~= '' and QUERY_CAP > 0
+      and tonumber(redis.call('HGET', p .. 'trap:path', path) or '0') >= QUERY_CAP then
+    return 'query-variants'
+  end
+  count_trap(h, path, 1)
+  count_pattern(pattern, level)
+  return nil
+end
+
+-- textfilter.ContentSeen's exact verdict: the id of the first page with
+-- this text MD5, or -1 when id is the first ('' = no verdict asked).
+local function content_first(md5, id)
+  if md5 == '' then return -1 end
+  local first = redis.call('HGET', p .. 'content', md5)
+  if first then return tonumber(first) end
+  redis.call('HSET', p .. 'content', md5, id)
+  return -1
+end
+
+-- getpage.politeness.slot_ready_at: when host h may start its next request.
 local function ready_at(h)
   local v = redis.call('HMGET', p .. 'h:' .. h, 'fl', 'last', 'iv', 'nb')
   if (tonumber(v[1]) or 0) >= PER_HOST then return INF end
@@ -440,11 +468,7 @@ local function ack(w, id, md5, expand, at, links)
   local level = tonumber(split(entry)[2])
   redis.call('HDEL', p .. 'lease:' .. w, id)
   redis.call('DEL', p .. 'lseen:' .. id)
-  local original = -1
-  if md5 ~= '' then
-    local first = redis.call('HGET', p .. 'content', md5)
-    if first then original = tonumber(first) else redis.call('HSET', p .. 'content', md5, id) end
-  end
+  local original = content_first(md5, id)
   local new, seen, host_full, query_full, beyond, cut = {}, 0, 0, 0, 0, {}
   if original < 0 then
     for i = at, at + 5 * (links - 1), 5 do
@@ -453,22 +477,19 @@ local function ack(w, id, md5, expand, at, links)
         seen = seen + 1
       elseif not expand then
         beyond = beyond + 1
-      elseif HOST_CAP > 0 and tonumber(redis.call('HGET', p .. 'trap:host', h) or '0') >= HOST_CAP then
-        host_full = host_full + 1
-      elseif pattern_too_deep(pattern, level + 1) then
-        cut[#cut + 1] = pattern
-      elseif path ~= '' and QUERY_CAP > 0
-          and tonumber(redis.call('HGET', p .. 'trap:path', path) or '0') >= QUERY_CAP then
-        query_full = query_full + 1
       else
-        count_trap(h, path, 1)
-        count_pattern(pattern, level + 1)
-        local nid = redis.call('HINCRBY', p .. 'state', 'next_id', 1) - 1
-        local q = p .. 'q:' .. (level + 1) .. ':' .. h
-        redis.call('RPUSH', q, nid .. '\t' .. (level + 1) .. '\t' .. id .. '\t' .. h .. '\t' .. url)
-        redis.call('ZADD', p .. 'ready:' .. (level + 1), 'NX', 0, h)
-        new[#new + 1] = nid
-        new[#new + 1] = url
+        local refused = trap_admit(h, path, pattern, level + 1)
+        if refused == 'host-pages' then host_full = host_full + 1
+        elseif refused == 'pattern-depth' then cut[#cut + 1] = pattern
+        elseif refused == 'query-variants' then query_full = query_full + 1
+        else
+          local nid = redis.call('HINCRBY', p .. 'state', 'next_id', 1) - 1
+          local q = p .. 'q:' .. (level + 1) .. ':' .. h
+          redis.call('RPUSH', q, nid .. '\t' .. (level + 1) .. '\t' .. id .. '\t' .. h .. '\t' .. url)
+          redis.call('ZADD', p .. 'ready:' .. (level + 1), 'NX', 0, h)
+          new[#new + 1] = nid
+          new[#new + 1] = url
+        end
       end
     end
   end
@@ -562,18 +583,7 @@ local marks = p .. 'lseen:' .. id
 local before = redis.call('HGET', marks, fp)
 if before then return tonumber(split(before)[1]) end
 if seen_add(fp) == 0 then return 0 end
-local answer = 1
-if HOST_CAP > 0 and tonumber(redis.call('HGET', p .. 'trap:host', h) or '0') >= HOST_CAP then
-  answer = 2
-elseif pattern_too_deep(pattern, level) then
-  answer = 2
-elseif path ~= '' and QUERY_CAP > 0
-    and tonumber(redis.call('HGET', p .. 'trap:path', path) or '0') >= QUERY_CAP then
-  answer = 2
-else
-  count_trap(h, path, 1)
-  count_pattern(pattern, level)
-end
+local answer = trap_admit(h, path, pattern, level) and 2 or 1
 redis.call('HSET', marks, fp, answer .. '\t' .. h .. '\t' .. path)
 return answer
 """
@@ -694,32 +704,22 @@ return 1
 """
 
 # ARGV: settings JSON, delay ms, per_host, max_pages, lease ms, host cap,
-# query cap, pattern cap, then (fingerprint, host,
-# pattern-or-'', url) per seed.
-_CREATE = r"""
-local p = KEYS[1]
+# query cap, pattern cap, then (fingerprint, host, path-if-query,
+# pattern-or-'', url) per seed. Seeds pass the seen-set and the trap limits
+# as links do (a crawl of one machine queues them through TrapGuard too).
+_CREATE = _PRELUDE + r"""
 if redis.call('EXISTS', p .. 'state') == 1 then return 0 end
 redis.call('SET', p .. 'settings', ARGV[1])
 redis.call('HSET', p .. 'cfg', 'delay', ARGV[2], 'per_host', ARGV[3], 'max_pages', ARGV[4],
            'lease', ARGV[5], 'host_cap', ARGV[6], 'query_cap', ARGV[7],
            'pattern_cap', ARGV[8])
+HOST_CAP, QUERY_CAP, PATTERN_CAP = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 local n = 0
-for i = 9, #ARGV, 4 do
-  local colon = string.find(ARGV[i], ':', 1, true)
-  local h, pattern, url = ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
-  if redis.call('SADD', p .. 'seen:' .. string.sub(ARGV[i], 1, colon - 1),
-                string.sub(ARGV[i], colon + 1)) == 1 then
+for i = 9, #ARGV, 5 do
+  local h, path, pattern, url = ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
+  if seen_add(ARGV[i]) == 1 and not trap_admit(h, path, pattern, 0) then
     redis.call('RPUSH', p .. 'q:0:' .. h, n .. '\t0\t\t' .. h .. '\t' .. url)
     redis.call('ZADD', p .. 'ready:0', 'NX', 0, h)
-    -- seeds count against the trap limits, as urlfilter.TrapGuard counts them
-    local query = string.find(url, '?', 1, true)
-    if query and tonumber(ARGV[7]) > 0 then
-      redis.call('HINCRBY', p .. 'trap:path', string.sub(url, 1, query - 1), 1)
-    end
-    if tonumber(ARGV[6]) > 0 then redis.call('HINCRBY', p .. 'trap:host', h, 1) end
-    if pattern ~= '' and tonumber(ARGV[8]) > 0 then
-      redis.call('HSETNX', p .. 'trap:pattern', pattern, 0)
-    end
     n = n + 1
   end
 end
@@ -859,15 +859,16 @@ class SharedCrawl:
                                           f"state is kept") from None
                 raise
 
-    def create(self, settings: dict, seeds: Iterable[tuple[str, str]], *, delay: float,
+    def create(self, settings: dict, seeds: Iterable[tuple[str, str, str, str]], *, delay: float,
                per_host: int, max_pages: int, host_cap: int, query_cap: int,
                lease_seconds: float = LEASE_SECONDS, pattern_cap: int = 0) -> bool:
-        """Store a new crawl's settings and seeds ((url, host, pattern or '')
-        triples); False if a crawl with this id exists already."""
+        """Store a new crawl's settings and seeds ((url, host, path if it has
+        a query or '', pattern or '')); False if a crawl with this id exists
+        already."""
         args = [json.dumps(settings), round(delay * 1000), per_host, max_pages,
                 round(lease_seconds * 1000), host_cap, query_cap, pattern_cap]
-        for url, host, pattern in seeds:
-            args += [fingerprint(url), host, pattern, url]
+        for url, host, path, pattern in seeds:
+            args += [fingerprint(url), host, path, pattern, url]
         return bool(self.run("create", *args))
 
     def settings(self) -> dict | None:

@@ -1,0 +1,271 @@
+"""One table for each rule written twice: once in Python (the crawl of one
+machine) and once in the Lua of urllist/redisqueue.py (the shared crawl).
+
+Each case of a table runs through both: (a) the Python function, and (b)
+the Lua function of the same rule, taken from the module's own script
+prelude (the real code, not a copy), run by EVAL in a real redis-server
+with the keys it reads set up from the case. Both must give the table's
+answer, so the two implementations cannot drift apart unseen.
+
+The rules: a host's readiness (getpage.politeness.slot_ready_at / Lua
+ready_at), the trap limits (urlfilter.TrapGuard.admit / trap_admit, on
+links and on seeds), level closing (urllist.levels.Levels / close_levels),
+when a shared crawl is finished (SharedCrawl.finished / summary), the
+exact-content verdict (textfilter.ContentSeen / content_first) and the URL
+fingerprint's seen-set layout (redisqueue.fingerprint / seen_key).
+"""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from controller.admission import trap_keys
+from controller.config import CrawlConfig
+from controller.shared import create
+from controller.wiring import trap_guard
+from getpage import host_key
+from getpage.politeness import slot_ready_at
+from textfilter.duplicates import ContentSeen, exact_key
+from textfilter.fingerprint import text_md5
+from urlfilter.traps import TrapGuard
+from urllist.levels import Levels
+from urllist.redisqueue import _PRELUDE, SharedCrawl, Summary, connect, fingerprint
+
+PREFIX = "crawl:{rules}:"
+LUA_INF = 1e15   # the prelude's INF: "not until a slot is given back"
+
+
+@pytest.fixture
+def client(redis_server):
+    return redis_server.client()
+
+
+def lua(client, call: str, *args):
+    """``call`` (Lua ending in a return) run after the real prelude, KEYS[1]
+    the crawl's prefix as every script has it."""
+    return client.eval(_PRELUDE + call, 1, PREFIX, *args)
+
+
+def set_cfg(client, **values) -> None:
+    client.hset(PREFIX + "cfg", mapping={"lease": 60_000, "max_pages": 0, **values})
+
+
+# -- host readiness ----------------------------------------------------------
+# (per_host, delay, in flight, last request, raised interval, hold-off until,
+#  now) -> ms to wait; None: not set; math.inf: not until a slot comes back.
+READINESS = {
+    "a host never asked":          (1, 500, 0, None, None, None, 1000, 0),
+    "within the delay":            (1, 500, 0, 1000, None, None, 1200, 300),
+    "the delay has passed":        (1, 500, 0, 1000, None, None, 1600, 0),
+    "exactly the delay":           (1, 500, 0, 1000, None, None, 1500, 0),
+    "its one slot in flight":      (1, 500, 1, 1000, None, None, 9000, math.inf),
+    "one of two slots in flight":  (2, 500, 1, 1000, None, None, 1200, 300),
+    "both slots in flight":        (2, 500, 2, 1000, None, None, 9000, math.inf),
+    "a raised interval":           (1, 500, 0, 1000, 2000, None, 1500, 1500),
+    "a hold-off past the interval": (1, 500, 0, 1000, None, 5000, 1200, 3800),
+    "an interval past the hold-off": (1, 500, 0, 1000, None, 1100, 1200, 300),
+    "a hold-off, no request yet":  (1, 500, 0, None, None, 3000, 1000, 2000),
+    "no delay":                    (1, 0, 0, 1000, None, None, 1000, 0),
+}
+
+
+@pytest.mark.parametrize("case", READINESS.values(), ids=READINESS.keys())
+def test_host_readiness(client, case):
+    per_host, delay, in_flight, last, interval, not_before, now, wait = case
+    ready = slot_ready_at(in_flight, per_host, last, delay if interval is None else interval,
+                          -math.inf if not_before is None else not_before)
+    assert max(ready - now, 0) == wait
+
+    set_cfg(client, delay=delay, per_host=per_host)
+    fields = {"fl": in_flight, "last": last, "iv": interval, "nb": not_before}
+    client.hset(PREFIX + "h:H", mapping={k: v for k, v in fields.items() if v is not None})
+    ready = float(lua(client, "return tostring(ready_at(ARGV[1]))", "H"))
+    assert (math.inf if ready >= LUA_INF else max(ready - now, 0)) == wait
+
+
+# -- the trap limits -----------------------------------------------------------
+# (pages a host, query variants a path, pattern depth), [(url, level, verdict)]:
+# None = admitted (and counted), else the limit that refused it.
+H = "http://h.test"
+TRAPS = {
+    "a host's pages": ((2, 0, 0), [
+        (f"{H}/a", 0, None), (f"{H}/b", 1, None), (f"{H}/c", 1, "host-pages"),
+        ("http://other.test/a", 1, None)]),
+    "hosts are host:port": ((1, 0, 0), [
+        ("http://h.test:8080/", 0, None), ("http://h.test:8081/", 0, None),
+        ("http://h.test:8080/x", 1, "host-pages")]),
+    "a path's queries": ((0, 2, 0), [
+        (f"{H}/s?q=1", 0, None), (f"{H}/s?q=2", 1, None), (f"{H}/s?q=3", 1, "query-variants"),
+        (f"{H}/t?q=1", 1, None), (f"{H}/s", 1, None)]),
+    "a pattern followed too deep": ((0, 0, 1), [
+        (f"{H}/c/1/", 0, None), (f"{H}/c/2/", 1, None), (f"{H}/c/3/", 2, "pattern-depth"),
+        (f"{H}/x/", 5, None), (f"{H}/c/4/", 1, None)]),
+    "a pattern first seen deep": ((0, 0, 1), [
+        (f"{H}/p/7", 2, None), (f"{H}/p/8", 1, None), (f"{H}/p/9", 3, None),
+        (f"{H}/p/10", 4, "pattern-depth")]),
+    "the host limit is asked first": ((1, 1, 0), [
+        (f"{H}/s?q=1", 0, None), (f"{H}/s?q=2", 1, "host-pages")]),
+    "the pattern before the query": ((0, 1, 1), [
+        (f"{H}/c/1?x=1", 0, None), (f"{H}/c/1?x=2", 2, "pattern-depth")]),
+    "a refused URL is not counted": ((2, 0, 1), [
+        (f"{H}/c/1/", 0, None), (f"{H}/c/2/", 3, "pattern-depth"), (f"{H}/x", 1, None),
+        (f"{H}/y", 1, "host-pages")]),
+    "no limits": ((0, 0, 0), [
+        (f"{H}/c/{n}/?q={n}", n, None) for n in range(5)]),
+}
+
+
+@pytest.mark.parametrize("case", TRAPS.values(), ids=TRAPS.keys())
+def test_trap_limits(client, case):
+    (host_cap, query_cap, pattern_cap), steps = case
+    # as the single node's wiring makes it (controller.wiring.trap_guard)
+    guard = TrapGuard(host_cap, query_cap, host_of=host_key, max_pattern_depth=pattern_cap)
+    assert [guard.admit(url, level) for url, level, _ in steps] == [v for *_, v in steps]
+
+    set_cfg(client, delay=0, per_host=1, host_cap=host_cap, query_cap=query_cap,
+            pattern_cap=pattern_cap)
+    verdicts = [lua(client, "return trap_admit(ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])) or ''",
+                    *trap_keys(url), level)
+                for url, level, _ in steps]
+    assert [v.decode() or None for v in verdicts] == [v for *_, v in steps]
+
+
+# Seeds pass the trap limits too: a crawl of one machine queues them through
+# TrapGuard at level 0, a shared crawl through its create script.
+# (pages a host, query variants a path, pattern depth), seeds -> seeds queued.
+SEEDS = {
+    "a host's pages": ((1, 0, 0), [f"{H}/a", f"{H}/b", "http://o.test/"], [f"{H}/a", "http://o.test/"]),
+    "a path's queries": ((0, 1, 0), [f"{H}/s?q=1", f"{H}/s?q=2"], [f"{H}/s?q=1"]),
+    "no limits": ((0, 0, 1), [f"{H}/c/1/", f"{H}/c/2/"], [f"{H}/c/1/", f"{H}/c/2/"]),
+}
+
+
+@pytest.mark.parametrize("case", SEEDS.values(), ids=SEEDS.keys())
+def test_seeds_pass_the_trap_limits(redis_server, tmp_path, case):
+    (host_cap, query_cap, pattern_cap), seeds, queued = case
+    config = CrawlConfig(seeds=tuple(seeds), out=tmp_path / "out", max_pages_per_host=host_cap,
+                         max_query_variants=query_cap, max_pattern_depth=pattern_cap)
+    guard = trap_guard(config)
+    assert [seed for seed in config.seeds if guard.admit(seed, 0) is None] == queued
+
+    crawl = SharedCrawl(connect(redis_server.url), "rules")
+    assert create(crawl, config)
+    client = crawl.client
+    entries = [entry.decode().split("\t")
+               for key in sorted(client.scan_iter(match=crawl.prefix + "q:0:*"))
+               for entry in client.lrange(key, 0, -1)]
+    assert sorted(url for *_, url in entries) == sorted(queued)
+    assert sorted(int(item_id) for item_id, *_ in entries) == list(range(len(queued)))
+    assert client.lrange(crawl.prefix + "flags", 0, -1) == [str(len(queued)).encode()]
+
+
+# -- level closing -------------------------------------------------------------
+# seeds, then pages acknowledged in order as (level, links queued at level + 1)
+# -> the design paper's level flags (URLs of levels 0..k, for each open level k).
+LEVELS = {
+    "one level's seeds done": (1, [(0, 0)], (1,)),
+    "a level open while a page is out": (2, [(0, 5)], (2,)),
+    "the last page opens the next level": (2, [(0, 3), (0, 0)], (2, 5)),
+    "its own links open it": (2, [(0, 0), (0, 1)], (2, 3)),
+    "three levels": (1, [(0, 2), (1, 1), (1, 0), (2, 0)], (1, 3, 4)),
+    "a finished crawl opens nothing": (1, [(0, 1), (1, 0)], (1, 2)),
+    "links to the next level while it waits": (2, [(0, 2), (0, 2), (1, 1), (1, 0), (1, 0)],
+                                                 (2, 6)),
+}
+
+
+@pytest.mark.parametrize("case", LEVELS.values(), ids=LEVELS.keys())
+def test_level_closing(client, case):
+    seeds, pages, flags = case
+    levels = Levels()
+    for _ in range(seeds):
+        levels.add(0)
+    for level, links in pages:
+        for _ in range(links):
+            levels.add(level + 1)
+        levels.done(level)
+        while levels.open_next():
+            pass
+    assert levels.flags == flags
+
+    set_cfg(client, delay=0, per_host=1)
+    client.hset(PREFIX + "state", mapping={"next_id": seeds, "processed": 0})
+    client.rpush(PREFIX + "flags", seeds)
+    for _, links in pages:
+        client.hincrby(PREFIX + "state", "next_id", links)
+        client.hincrby(PREFIX + "state", "processed", 1)
+        got = lua(client, "close_levels(); return redis.call('LRANGE', p .. 'flags', 0, -1)")
+    assert tuple(int(m) for m in got) == flags
+
+
+# When a shared crawl is finished: its workers read it from every script's
+# summary (Lua summary(), Summary.finished), `crawler status` from the keys
+# (SharedCrawl.finished). (URLs queued, processed, leased, --max-pages) -> finished.
+FINISHED = {
+    "every URL acknowledged": (5, 5, 0, 0, True),
+    "URLs left": (5, 3, 1, 0, False),
+    "the budget spent and acknowledged": (10, 4, 0, 4, True),
+    "the budget spent, pages still out": (10, 3, 1, 4, False),
+    "under the budget": (10, 3, 0, 4, False),
+}
+
+
+@pytest.mark.parametrize("case", FINISHED.values(), ids=FINISHED.keys())
+def test_crawl_finished(client, case):
+    queued, processed, leased, max_pages, finished = case
+    set_cfg(client, delay=0, per_host=1, max_pages=max_pages)
+    client.hset(PREFIX + "state", mapping={"next_id": queued, "processed": processed,
+                                           "leased": leased})
+    client.rpush(PREFIX + "flags", queued)
+    assert SharedCrawl(client, "rules").finished() == finished
+    assert Summary.of(lua(client, "return summary()")).finished == finished
+
+
+# -- the exact-content verdict ---------------------------------------------------
+# pages judged in order as (id, text) -> the id each is a duplicate of (first id wins).
+CONTENTS = {
+    "a copy of the first": ([(0, "a"), (1, "b"), (2, "a")], [None, None, 0]),
+    "the first judged wins, not the smallest id": ([(5, "x"), (3, "x"), (4, "x")], [None, 5, 5]),
+    "white space as compared": ([(0, "a  b\n"), (1, " a b")], [None, 0]),
+    "pages without text are no copies": ([(0, ""), (1, "  "), (2, "t"), (3, "")],
+                                         [None, None, None, None]),
+}
+
+
+@pytest.mark.parametrize("case", CONTENTS.values(), ids=CONTENTS.keys())
+def test_exact_content(client, case):
+    pages, duplicates = case
+    seen = ContentSeen(near=False)
+    assert [seen.check(page_id, text_md5(text), None).duplicate_of
+            for page_id, text in pages] == duplicates
+
+    # What a worker sends with its acknowledgement (controller/commit.py).
+    firsts = [lua(client, "return content_first(ARGV[1], ARGV[2])", exact_key(text_md5(text)),
+                  page_id)
+              for page_id, text in pages]
+    assert [None if first < 0 else first for first in firsts] == duplicates
+
+
+# -- the URL fingerprint's seen-set layout ----------------------------------------
+# normalized URL -> "BUCKET:INTEGER": the 64-bit integer kept in set seen:BUCKET
+# (fixed: a crawl's seen-set in Redis outlives the workers that filled it).
+FINGERPRINTS = {
+    "a root": ("http://a.test/", "40977:392543177127010321"),
+    "a negative integer": ("http://a.test/1", "29688:-2261794975859051528"),
+    "a port and a query": ("http://b.test:8080/x?q=1", "19764:125358485646495028"),
+    "not ASCII": ("https://\u00e9x.test/caf\u00e9", "16333:-8609993353368027187"),
+}
+
+
+@pytest.mark.parametrize("case", FINGERPRINTS.values(), ids=FINGERPRINTS.keys())
+def test_url_fingerprint(client, case):
+    url, expected = case
+    assert fingerprint(url) == expected
+    bucket, member = expected.split(":")
+
+    key, kept = lua(client, "return {seen_key(ARGV[1])}", fingerprint(url))
+    assert (key.decode(), int(kept)) == (f"{PREFIX}seen:{bucket}", int(member))
+    assert lua(client, "return {seen_add(ARGV[1]), seen_add(ARGV[1])}", fingerprint(url)) == [1, 0]
+    assert client.smembers(f"{PREFIX}seen:{bucket}") == {member.encode()}
+    assert client.object("encoding", f"{PREFIX}seen:{bucket}") == b"intset"
