@@ -303,13 +303,14 @@ def store(result: dict, results_dir: Path, results_md: Path) -> Path:
     return raw
 
 
-def _ints(text: str) -> list[int]:
+def _ints(text: str, option: str) -> list[int]:
     try:
         values = [int(v) for v in text.split(",") if v.strip()]
     except ValueError:
         values = []
     if not values or min(values) < 1:
-        raise click.BadParameter(f"{text!r} is not a comma-separated list of positive counts")
+        raise click.BadParameter(f"{text!r} is not a comma-separated list of positive counts",
+                                 param_hint=option)
     return values
 
 
@@ -333,7 +334,7 @@ def _ints(text: str) -> list[int]:
 def main(pages, host_counts, worker_counts, policies, links, new_share, threads, fetch_ms, delay, save, work,
          results_dir, results_md) -> None:
     """Redis CPU, calls, commands and AOF a page of W simulated workers sharing one crawl."""
-    hosts_list, workers_list = _ints(host_counts), _ints(worker_counts)
+    hosts_list, workers_list = _ints(host_counts, "--hosts"), _ints(worker_counts, "--workers")
     policies = [p.strip() for p in policies.split(",")]
     if not set(policies) <= {"always", "everysec"}:
         raise click.BadParameter(f"{','.join(policies)!r}: give always, everysec or both", param_hint="--fsync")
