@@ -279,7 +279,7 @@ def section(result: dict) -> str:
     return "\n".join([
         SECTION_TITLE, "",
         f"`.venv/bin/python -m benchmarks.redis_replay {result['argv']}`; {result['started'][:16]} UTC, "
-        f"{result['redis']}, {result['machine'].get('cpu', '')}, load average at start "
+        f"{result['redis']}, {result['machine'].get('cpu', '')}, load average "
         f"{' '.join(result['machine'].get('load_average', []))}; raw numbers: "
         f"`benchmarks/results/redis-replay/{result['name']}.json`.", "",
         f"A graph of {o['pages']:,} pages, {o['links']} links a page, {result['new_share']:.1%} of links "
@@ -338,7 +338,7 @@ def main(pages, host_counts, worker_counts, policies, links, new_share, threads,
     policies = [p.strip() for p in policies.split(",")]
     if not set(policies) <= {"always", "everysec"}:
         raise click.BadParameter(f"{','.join(policies)!r}: give always, everysec or both", param_hint="--fsync")
-    started, runs = datetime.now(timezone.utc), []
+    started, runs, before = datetime.now(timezone.utc), [], machine()
     work = work / "redis-replay" / f"{started:%Y%m%d-%H%M%S}"
     for hosts in hosts_list:
         graph = Graph.make(pages, hosts, links, new_share)
@@ -349,7 +349,7 @@ def main(pages, host_counts, worker_counts, policies, links, new_share, threads,
                            f"{'' if not run.problems else ' FAILED'}", err=True)
                 runs.append(run)
     result = {"name": f"redis-replay-{started:%Y%m%d-%H%M%S}", "started": started.isoformat(),
-              "argv": shlex.join(sys.argv[1:]), "machine": machine(), "redis": redis_version(),
+              "argv": shlex.join(sys.argv[1:]), "machine": before, "redis": redis_version(),
               "options": {"pages": pages, "links": links, "new_share": new_share, "threads": threads,
                           "fetch_ms": fetch_ms, "delay": delay, "fsync": policies},
               "new_share": (pages - 1) / (pages * links), "rows": [row(r) for r in runs]}
