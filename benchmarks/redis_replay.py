@@ -207,7 +207,7 @@ def replay(graph: Graph, hosts: int, workers: int, fsync: str, threads: int, fet
     with RedisServer(data, extra=extra) as server:
         client = server.client()
         seed = graph.urls[0]
-        SharedCrawl(client, CRAWL_ID).create({"replay": True}, [(seed, *trap_keys(seed)[::2])], delay=delay,
+        SharedCrawl(client, CRAWL_ID).create({"replay": True}, [(seed, *trap_keys(seed))], delay=delay,
                                              per_host=1, max_pages=0, host_cap=0, query_cap=0)
         crew = [Worker(server.url, f"w{i}", graph, threads, fetch_s) for i in range(workers)]
         client.config_resetstat()
