@@ -421,11 +421,12 @@ end
 -- gives it back after the chain's last request: no other worker's request
 -- comes between, and a worker that dies holds the host as a page's lease does.
 local function lease(w, n, given)
-  local out, waits, later, chainable = {}, {}, {}, {}
+  local out, waits, later, chainable, fields = {}, {}, {}, {}, {}
   local level = open_level()
   local ready = p .. 'ready:' .. level
   local function leased(entry, wait)
-    redis.call('HSET', p .. 'lease:' .. w, string.match(entry, '^(%d+)'), entry)
+    fields[#fields + 1] = string.match(entry, '^(%d+)')
+    fields[#fields + 1] = entry
     out[#out + 1] = entry
     waits[#waits + 1] = wait
     n = n - 1
@@ -482,8 +483,13 @@ local function lease(w, n, given)
     end
     if chained > 0 then redis.call('HINCRBY', p .. 'state', 'leased', chained) end
   end
+  if #fields > 0 then redis.call('HSET', p .. 'lease:' .. w, unpack(fields)) end
   return out, waits, later
 end
+
+-- What a call's acknowledgements write, gathered so that several pages
+-- acknowledged together cost one command each (acks_written).
+local ACKED = {ids = {}, marks = {}, rows = {}}
 
 -- Worker w's acknowledgement of page id: its content verdict, its links
 -- (ARGV[at ...], 5 fields each) queued if new, and what its row needs from
@@ -498,8 +504,8 @@ local function ack(w, id, md5, expand, at, links)
     return {tonumber(f[2]), {}, {0, 0, 0, 0, 0}, tonumber(f[1]), {}}
   end
   local level = tonumber(split(entry)[2])
-  redis.call('HDEL', p .. 'lease:' .. w, id)
-  redis.call('DEL', p .. 'lseen:' .. id)
+  ACKED.ids[#ACKED.ids + 1] = id
+  ACKED.marks[#ACKED.marks + 1] = p .. 'lseen:' .. id
   local original = content_first(md5, id)
   local new, seen, host_full, query_full, beyond, cut = {}, 0, 0, 0, 0, {}
   if original < 0 then
@@ -525,10 +531,20 @@ local function ack(w, id, md5, expand, at, links)
       end
     end
   end
-  redis.call('HSET', p .. 'rows:' .. w, id, (#new / 2) .. '\t' .. original)
-  redis.call('HINCRBY', p .. 'state', 'leased', -1)
-  redis.call('HINCRBY', p .. 'state', 'processed', 1)
+  ACKED.rows[#ACKED.rows + 1] = id
+  ACKED.rows[#ACKED.rows + 1] = (#new / 2) .. '\t' .. original
   return {original, new, {seen, host_full, query_full, beyond, #cut}, #new / 2, cut}
+end
+
+-- The acknowledged leases dropped, their rows kept, the counts moved.
+local function acks_written(w)
+  local k = #ACKED.ids
+  if k == 0 then return end
+  redis.call('HDEL', p .. 'lease:' .. w, unpack(ACKED.ids))
+  redis.call('DEL', unpack(ACKED.marks))
+  redis.call('HSET', p .. 'rows:' .. w, unpack(ACKED.rows))
+  redis.call('HINCRBY', p .. 'state', 'leased', -k)
+  redis.call('HINCRBY', p .. 'state', 'processed', k)
 end
 """.replace("WINDOW_MS", str(WINDOW_MS)).replace("TICK_MS", str(round(TICK_SECONDS * 1000))) \
     .replace("AHEAD_MS", str(AHEAD_MS))
@@ -567,6 +583,7 @@ while i <= #ARGV do
   acks[#acks + 1] = ack(w, ARGV[i], ARGV[i + 1], ARGV[i + 2] == '1', i + 4, links)
   i = i + 4 + 5 * links
 end
+acks_written(w)
 if #acks > 0 then close_levels() end
 if retry then n = 0 end   -- the lost reply held its URLs: the worker's resync gives them back
 local out, waits, later = lease(w, n, given)
@@ -1441,7 +1458,9 @@ class RedisFrontier:
             replies, entries, summary, waits = self._member.run("sync", *args)
             self._heard(summary)
             heard = time.monotonic()   # a wait counts from the reply: never earlier than Redis's
-            self._ask_again = 0.0 if len(entries) >= n else self._next_chance()
+            # A chain is leased only when no other host was ready: ask again when one may be.
+            chained = any(int(wait) < 0 for wait in waits)
+            self._ask_again = 0.0 if len(entries) >= n and not chained else self._next_chance()
             heads = {}
             for entry, wait in zip(entries, waits):
                 item, host = parse_entry(entry)
