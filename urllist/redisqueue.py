@@ -56,6 +56,21 @@ up to AHEAD_MS before it may start, with the wait in the reply, so hosts
 coming ready one by one cost no call each. A reply carries the open
 level and the counts; the level flags are read only when the level changes.
 
+Several pages a call: a host with one request slot and no interval (where
+the slot of a page just done would pass straight to the host's next URL)
+leases a worker a chain of its URLs under the one slot, once every other
+ready host has given one URL (so the worker's threads go to different hosts
+first). The worker fetches the chain one page after another, passing the
+slot on locally when a request ends (RedisGate.passes_locally): no other
+worker can hold it meanwhile, since Redis counts it taken until the worker
+gives it back. The chain's acknowledgements are held back until its last
+page is done (at most HOLD_ACKS_SECONDS) and go, with the slot, in one sync
+that leases the next chain. A chain is at most the URLs the worker asks for
+(its free threads), so a dead worker holds no more than a lease of a URL a
+thread would. At a delay no chain is leased: there the host's pages/s are
+bounded by politeness, not Redis, and holding acknowledgements back for a
+chain's intervals would hold the level barrier back too.
+
 Exact levels: URLs are leased only from the open level's queues; the open
 level closes when every URL of it is acknowledged (requeues and reclaimed
 leases included), by the same rule as urllist.hosts.HostFrontier's flags.
@@ -1319,7 +1334,8 @@ class KnownSeen:
 class RedisFrontier:
     """URL_List's Frontier protocol over a SharedCrawl, for one worker.
 
-    One ``sync`` script call a page: the request slots of the pages just
+    One ``sync`` script call a page, or one for a chain of pages of one host
+    (the module's docstring): the request slots of the pages just
     fetched go back, the page's acknowledgement (children, content verdict,
     row: ``commit``, the Controller's shared-state path) and the lease of the
     next URLs for the threads it frees ride in the same call, so ``pop``
