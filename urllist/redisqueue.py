@@ -1515,7 +1515,8 @@ class RedisFrontier:
     # -- the Frontier protocol ------------------------------------------------
     def pop(self, n: int, now: float) -> list[QueuedUrl]:
         if self._held_acks and (not self._in_chain or now >= self._held_since + HOLD_ACKS_SECONDS):
-            self.flush()   # a chain's page not coming soon (a retry, a slow server)
+            self.flush()   # the turn's pages; a chain's held ones too if its next is late
+            now = max(now, self._gate.clock())   # what it leased to start now counts from its reply
         out = self._due(n, now)
         # URLs held already (a chain's still to come among them) are not asked for again
         wanted = min(n - len(out) - len(self._leased), self._cap - len(self._held_ids))
@@ -1618,10 +1619,11 @@ class RedisFrontier:
         path if it has a query, pattern or '')) queued if new, its row kept
         until written; the URLs for the fetch threads this frees leased in
         the same call. Without ``then``: at once, and its Commit returned.
-        With it: held back while a page of a chain this worker leased is
-        still to come (then all go in one call, at most HOLD_ACKS_SECONDS
-        after the first held), and then(Commit) is called on this thread
-        when Redis has answered (here, or in a later commit, pop or flush)."""
+        With it: held back until the crawl loop's next ``pop`` (so pages that
+        finish in the same turn of the loop go together), and while a page
+        of a chain this worker leased is still to come (at most
+        HOLD_ACKS_SECONDS after the first held); then(Commit) is called on
+        the loop's thread when Redis has answered (in pop, or in flush)."""
         sent, known = [], 0
         for url, host, path, pattern in links:
             fp = fingerprint(url)
@@ -1634,7 +1636,7 @@ class RedisFrontier:
             self._in_chain.discard(item.id)
             args = [item.id, content_md5 or "", int(expand), len(sent) // 5, *sent]
             self._held_acks.append((item, args, sent, known, then))
-            if then is not None and self._in_chain:
+            if then is not None:   # acknowledged by the next pop, with the others held by then
                 self._held_since = self._held_since or time.monotonic()
                 return None
             answered = self._acknowledge()
