@@ -65,7 +65,9 @@ slot on locally when a request ends (RedisGate.passes_locally): no other
 worker can hold it meanwhile, since Redis counts it taken until the worker
 gives it back. The chain's acknowledgements are held back until its last
 page is done (at most HOLD_ACKS_SECONDS) and go, with the slot, in one sync
-that leases the next chain. A chain is at most the URLs the worker asks for
+that leases the next chain. Pages of different hosts done in the same turn
+of the worker's crawl loop go together too: an acknowledgement waits for
+the loop's next ``pop``. A chain is at most the URLs the worker asks for
 (its free threads), so a dead worker holds no more than a lease of a URL a
 thread would. At a delay no chain is leased: there the host's pages/s are
 bounded by politeness, not Redis, and holding acknowledgements back for a
