@@ -1259,6 +1259,7 @@ class WriteAhead:
         self.path = path      # None: kept in memory only (tests of the Redis side)
         self._rows: dict[int, str] = {}   # id -> row JSON, not yet known written
         self._file = None
+        self._unsynced = False   # rows written since the last fsync
 
     def read(self) -> dict[int, str]:
         """The rows a previous process left (a torn last line is not a row)."""
@@ -1272,15 +1273,22 @@ class WriteAhead:
         return rows
 
     def add(self, item_id: int, row: str) -> None:
-        """Durable when this returns."""
+        """Written; durable after the next ``durable()``."""
         self._rows[item_id] = row
         if self.path is None:
             return
         if self._file is None:
             self._file = open(self.path, "a", encoding="utf-8")
         self._file.write(f"{item_id}\t{row}\n")
-        self._file.flush()
-        os.fsync(self._file.fileno())
+        self._unsynced = True
+
+    def durable(self) -> None:
+        """Every row added so far on disk for good: one fsync for all the
+        pages a sync acknowledges (a group commit), not one a row."""
+        if self._unsynced:
+            self._file.flush()
+            os.fsync(self._file.fileno())
+            self._unsynced = False
 
     def keep(self, rows: dict[int, str]) -> None:
         """Only these rows from now on (the file rewritten, then renamed over)."""
@@ -1290,6 +1298,7 @@ class WriteAhead:
         if self._file is not None:
             self._file.close()
             self._file = None
+            self._unsynced = False   # the rewrite below syncs what is kept
         fresh = self.path.with_suffix(".new")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(fresh, "w", encoding="utf-8") as out:
@@ -1654,6 +1663,7 @@ class RedisFrontier:
     def _acknowledge(self) -> list:
         """One sync for every held page: [(then, Commit)] in their order."""
         held, self._held_acks, self._held_since = self._held_acks, [], 0.0
+        self._ahead.durable()   # a row on disk before Redis hears its page is done
         replies = self._sync(self.threads - len(self._held_ids) + len(held),
                              [args for _, args, *_ in held])
         answered = []
