@@ -339,9 +339,12 @@ PROXY_TLS_OPTIONS = [
 SHARED_OPTIONS = [
     click.option("--redis", "redis_url", metavar="redis://HOST:PORT/DB", multiple=True,
                  help="Share this crawl through Redis: other machines join it with crawler "
-                      "worker. Once: one Redis server per crawl for now. Its URL-seen set is "
-                      "the 64-bit fingerprint set in Redis, so --dedup, --bloom-capacity, "
-                      "--bloom-error, --seen-cache and --frontier-ram are refused with it."),
+                      "worker. May be repeated: the crawl is partitioned by host over the "
+                      "servers (every worker gives the same list, in the same order); one "
+                      "node's URL of a Redis Cluster spreads it over the cluster's masters. Its "
+                      "URL-seen set is the 64-bit fingerprint set in Redis, so --dedup, "
+                      "--bloom-capacity, --bloom-error, --seen-cache and --frontier-ram are "
+                      "refused with it."),
     click.option("--crawl-id", metavar="NAME", default="crawl", show_default=True,
                  help="The shared crawl's name in Redis (one Redis holds many crawls; "
                       "crawler forget frees a finished one's name). Needs --redis."),
@@ -427,7 +430,7 @@ def crawl_from(ctx, seeds, out, resume, overwrite, seed_files, config_file, **op
     Python API's crawl() comes in here too, with its keywords as options)."""
     seeds, out, from_file = _seeds_and_config(ctx, seeds, out, seed_files, config_file, options)
     _read_topic_file(options)
-    options["redis_url"] = one_redis(options["redis_url"])
+    options["redis_url"] = redis_servers(options["redis_url"])
     _refuse_unused(ctx, options, from_file)
     if options["redis_url"] and (refusal := order_refusal(options["order"], "--redis")):
         raise click.UsageError(refusal)
@@ -463,13 +466,13 @@ def crawl_from(ctx, seeds, out, resume, overwrite, seed_files, config_file, **op
 SHARED_ONLY = ("crawl_id", "lease_seconds")
 
 
-def one_redis(urls: tuple[str, ...]) -> str | None:
-    """The one --redis URL (None: not given); given twice, a usage error
-    (click's last-one-wins would silently drop the first)."""
-    if len(urls) > 1:
-        raise click.UsageError(f"--redis given {len(urls)} times: one Redis server per crawl "
-                               f"for now (several per crawl do not exist yet); give --redis once")
-    return urls[0] if urls else None
+def redis_servers(urls: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The --redis URLs (None: not given); one given twice is a usage error
+    (it would hold two partitions' keys under one name)."""
+    twice = sorted({url for url in urls if urls.count(url) > 1})
+    if twice:
+        raise click.UsageError(f"--redis {twice[0]} given twice: give each Redis server once")
+    return tuple(urls) or None
 
 
 def _refuse_unused(ctx, options: dict, from_file: set) -> None:
@@ -520,11 +523,16 @@ def _seeds_and_config(ctx, seeds, out: Path, seed_files, config_file, options: d
     return (*seeds, *file_seeds, *config_seeds), out, set_here
 
 
-def _start_shared(config: CrawlConfig, redis_url: str, crawl_id: str, lease: float,
+def _start_shared(config: CrawlConfig, redis_url: tuple[str, ...], crawl_id: str, lease: float,
                   overwrite: bool) -> dict:
     """Create the shared crawl in Redis, then work on it as its first worker."""
     from controller.shared import create, default_worker_id
     crawl = _shared_crawl(redis_url, crawl_id)
+    if crawl.count > 1 and config.max_pages:
+        # One budget over several servers would need a shared count on every lease.
+        raise click.UsageError(f"--max-pages {config.max_pages}: a crawl partitioned over several "
+                               f"Redis servers (or a Redis Cluster) has no page budget; give "
+                               f"--max-pages 0, or one --redis")
     if crawl.exists():
         where = crawl.address()
         raise click.UsageError(f"--crawl-id {crawl_id}: Redis at {where} holds a crawl of "
@@ -540,7 +548,7 @@ def _start_shared(config: CrawlConfig, redis_url: str, crawl_id: str, lease: flo
                      shared_crawl=crawl, before_run=create_it)
 
 
-def _shared_crawl(redis_url: str, crawl_id: str):
+def _shared_crawl(redis_url: tuple[str, ...], crawl_id: str):
     from controller.shared import shared_crawl
     if "{" in crawl_id or "}" in crawl_id:
         # The id is the keys' hash tag, crawl:{ID}:, which must end at its first "}".
@@ -552,6 +560,15 @@ def _shared_crawl(redis_url: str, crawl_id: str):
                                "(or: pip install redis hiredis)") from None
     try:
         return shared_crawl(redis_url, crawl_id)
+    except RedisStateError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+def _same_partitions(crawl) -> None:
+    """A worker must give the servers the crawl was made over (its partitions')."""
+    from urllist.redisqueue import RedisStateError
+    try:
+        crawl.check_partitions()
     except RedisStateError as exc:
         raise click.UsageError(str(exc)) from None
 
@@ -1044,8 +1061,9 @@ def serve_demo(port, site_name) -> None:
 
 REDIS_OF_CRAWL = click.option("--redis", "redis_url", required=True, multiple=True,
                               metavar="redis://HOST:PORT/DB",
-                              help="The Redis that holds the shared crawl (once: one Redis "
-                                   "server per crawl for now).")
+                              help="The Redis that holds the shared crawl; repeated for a "
+                                   "crawl over several servers (the list it was made with, in "
+                                   "the same order).")
 
 
 @cli.command()
@@ -1090,13 +1108,14 @@ def worker(redis_url, crawl_id, out, workers, processes, worker_id, quiet, heade
       crawler worker --redis redis://10.0.0.5:6379/0 --crawl-id site --out w2   (elsewhere)
     """
     from controller.shared import default_worker_id, worker_config
-    crawl = _shared_crawl(one_redis(redis_url), crawl_id)
+    crawl = _shared_crawl(redis_servers(redis_url), crawl_id)
     settings = crawl.settings()
     if settings is None:
         where = crawl.address()
         raise click.UsageError(f"--crawl-id {crawl_id}: no such crawl in Redis at {where}; "
                                f"start it with crawler crawl SEED --redis {where} "
                                f"--crawl-id {crawl_id} --out DIR")
+    _same_partitions(crawl)
     secrets = secrets_given(settings, headers, http_password, ask_password)
     try:
         config = worker_config(settings, out, workers=workers, processes=processes,
@@ -1123,7 +1142,7 @@ def status(redis_url, crawl_id, fmt) -> None:
     how many URLs it may hold), and where every worker that joined writes
     (its host and --out: the directories crawler merge needs). Reads only;
     safe while the crawl runs."""
-    crawl = _shared_crawl(one_redis(redis_url), crawl_id)
+    crawl = _shared_crawl(redis_servers(redis_url), crawl_id)
     if not crawl.exists():
         raise click.UsageError(f"--crawl-id {crawl_id}: no such crawl in Redis at "
                                f"{crawl.address()}")
@@ -1154,7 +1173,7 @@ def forget(redis_url, crawl_id, force) -> None:
       crawler status --redis redis://10.0.0.5:6379/0 --crawl-id site   (finished?)
       crawler forget --redis redis://10.0.0.5:6379/0 --crawl-id site
     """
-    crawl = _shared_crawl(one_redis(redis_url), crawl_id)
+    crawl = _shared_crawl(redis_servers(redis_url), crawl_id)
     where = crawl.address()
     if not crawl.exists() and not crawl.leftover():
         raise click.UsageError(f"--crawl-id {crawl_id}: no such crawl in Redis at {where}")

@@ -53,10 +53,11 @@ class Shared:
     worker: str
 
 
-def shared_crawl(redis_url: str, crawl_id: str):
-    """The SharedCrawl for ``crawl_id``; RedisStateError if Redis will not do."""
-    from urllist.redisqueue import SharedCrawl, connect
-    return SharedCrawl(connect(redis_url), crawl_id)
+def shared_crawl(redis_urls: str | tuple[str, ...], crawl_id: str):
+    """The SharedCrawl for ``crawl_id`` over this server or these (or the
+    cluster of one node's URL); RedisStateError if Redis will not do."""
+    from urllist.redisqueue import shared_over
+    return shared_over((redis_urls,) if isinstance(redis_urls, str) else redis_urls, crawl_id)
 
 
 def create(crawl, config: CrawlConfig, lease_seconds: float | None = None) -> bool:

@@ -9,7 +9,8 @@ answer, so the two implementations cannot drift apart unseen.
 
 The rules: a host's readiness (getpage.politeness.slot_ready_at / Lua
 ready_at), the trap limits (urlfilter.TrapGuard.admit / trap_admit, on
-links and on seeds), level closing (urllist.levels.Levels / close_levels),
+links and on seeds), level closing (urllist.levels.Levels / close_levels,
+and SharedCrawl.advance over several partitions),
 when a shared crawl is finished (SharedCrawl.finished / summary), the
 exact-content verdict (textfilter.ContentSeen / content_first) and the URL
 fingerprint's seen-set layout (redisqueue.fingerprint / seen_key).
@@ -190,13 +191,38 @@ def test_level_closing(client, case):
     assert levels.flags == flags
 
     set_cfg(client, delay=0, per_host=1)
-    client.hset(PREFIX + "state", mapping={"next_id": seeds, "processed": 0})
+    client.hset(PREFIX + "levels", "q:0", seeds)
     client.rpush(PREFIX + "flags", seeds)
-    for _, links in pages:
-        client.hincrby(PREFIX + "state", "next_id", links)
-        client.hincrby(PREFIX + "state", "processed", 1)
+    for level, links in pages:
+        count_page(client, PREFIX, level, links)
         got = lua(client, "close_levels(); return redis.call('LRANGE', p .. 'flags', 0, -1)")
     assert tuple(int(m) for m in got) == flags
+
+
+def count_page(client, prefix: str, level: int, links: int) -> None:
+    """What a page's acknowledgement counts: its new links at the level below, itself done."""
+    client.hincrby(prefix + "levels", f"q:{level + 1}", links)
+    client.hincrby(prefix + "levels", f"d:{level}", 1)
+
+
+@pytest.mark.parametrize("case", LEVELS.values(), ids=LEVELS.keys())
+def test_level_closing_over_two_partitions(client, case):
+    """The same table, the crawl in two partitions (each holding one copy of
+    the case, the second a page behind): SharedCrawl.advance closes a level
+    only once both have done it, so the flags are the table's, doubled."""
+    seeds, pages, flags = case
+    crawl = SharedCrawl(client, "rules", partitions=2)
+    for part in crawl.parts:
+        client.hset(part.prefix + "cfg", mapping={"lease": 60_000, "max_pages": 0, "parts": 2})
+        client.hset(part.prefix + "levels", "q:0", seeds)
+        client.rpush(part.prefix + "flags", 2 * seeds)
+    for level, links in pages:
+        for part in crawl.parts:
+            count_page(client, part.prefix, level, links)
+            got, finished = crawl.advance()
+    assert got == tuple(2 * m for m in flags)
+    assert [int(m) for m in client.lrange(crawl.parts[1].prefix + "flags", 0, -1)] == list(got)
+    assert finished == (sum(links for _, links in pages) + seeds == len(pages))
 
 
 # When a shared crawl is finished: its workers read it from every script's

@@ -97,10 +97,10 @@ def test_a_shared_crawl_option_without_redis_is_refused(tmp_path, option, value)
     ["status"],
     ["forget", "--crawl-id", "t"],
 ])
-def test_redis_given_twice_is_refused(tmp_path, redis_server, command):
+def test_one_redis_given_twice_is_refused(tmp_path, redis_server, command):
     args = [str(tmp_path / "w") if arg == "OUT" else arg for arg in command]
     done = cli(*args, "--redis", redis_server.url, "--redis", redis_server.url)
-    one_line_usage_error(done, "--redis given 2 times", "one Redis server per crawl")
+    one_line_usage_error(done, f"--redis {redis_server.url} given twice", "each Redis server once")
     assert redis_server.client().dbsize() == 0 and not (tmp_path / "w").exists()
 
 

@@ -1,16 +1,20 @@
 """URL_List in Redis: one crawl shared by many worker processes.
 
 Every piece of shared crawl state lives in Redis under one hash tag per
-crawl (``crawl:{ID}:``, so a Redis Cluster keeps it on one slot) and
+partition of the crawl (``crawl:{ID}:`` for partition 0, ``crawl:{ID:p}:``
+for partition p, so a Redis Cluster keeps a partition on one slot) and
 changes only inside Lua scripts, which Redis runs one at a time: there is
 no read-modify-write race between workers, and every time is Redis's own
 ``TIME``, never a worker's clock.
 
-Keys (``p`` = the prefix):
-  p cfg          settings the scripts need (delay, per_host, max_pages, trap limits)
+Keys (``p`` = a partition's prefix):
+  p cfg          settings the scripts need (delay, per_host, max_pages, trap
+                 limits, the partitions and this one's number)
   p settings     the crawl's settings as JSON (what `crawler worker` runs with)
-  p state        next_id (the total queue's length), processed, leased
-  p flags        the design paper's level flags (list of queue totals m)
+  p state        next_id (URLs this partition queued), processed, leased
+  p levels       q:L, d:L: URLs of level L queued here, and acknowledged
+  p flags        the design paper's level flags (list of queue totals m,
+                 the crawl's: every partition holds the same)
   p q:L:HOST     URLs of level L on HOST, FIFO: "id\\tlevel\\tparent\\thost\\turl"
   p ready:L      HOSTs with URLs of level L, scored by when they may start
                  (ms; a hint that is never later than the truth: checked on use)
@@ -82,6 +86,45 @@ the worker is fenced: anything it sends later (an acknowledgement, a
 request slot given back, a lease renewal) is refused, because what it held
 is another worker's now (a worker that was only slow, not dead, learns so
 and stops: WorkerFenced).
+
+Several Redis servers for one crawl (partitions). With ``--redis A --redis
+B`` the crawl is P = 2 partitions, p on server p; on a Redis Cluster (given
+by one node's URL) P = 2 a master, their tags spread over the masters by
+Redis's own slot hash. A host belongs to partition crc32(host) mod P
+(partition_of; only Python computes it, and passes each script the keys of
+one partition): its queues, ready sets, politeness record, trap counters,
+the seen-set of its URLs and its robots record are all there, so every
+rule on them still runs inside one script of one partition, exactly as
+with one Redis. What crosses partitions, and how:
+- A page's links: offered to their hosts' partitions (``offer``, one call
+  a partition for all the pages acknowledged together) BEFORE the page is
+  acknowledged in its own (``sync``, with the links of its own partition),
+  so no page is counted processed while a child is still to be queued. A
+  worker that dies in between leaves its page leased: done again, its links
+  are offered again, all seen by then, none queued twice.
+- Its text's verdict: in the digest's partition (``content``), asked first,
+  since a duplicate's links are not offered at all; a page done again after
+  a reclaim finds its own id there and is no duplicate of itself.
+- Ids: a partition's own count times P plus p, unique with no shared
+  counter; not dense and not ordered by level any more (the controller
+  needs neither: ids are keys of rows, the journal and the write-ahead, and
+  level boundaries are the flags).
+- The level barrier: each partition counts per level (q:L, d:L); level L
+  closes when every partition has d:L == q:L, checked by a worker whose sync
+  finds its partition done with the level, and by every tick
+  (SharedCrawl.advance: why reading the partitions one after another is
+  enough). Whoever sees it tells each partition the flags (``open``).
+- Workers: a worker joins, ticks and leaves in every partition, with an
+  epoch each (fencing per partition), and each partition reclaims a dead
+  worker's leases on its own. A redirect target is marked in its host's
+  partition; there, when the page's lease is reclaimed elsewhere, the mark
+  is not undone: the page done again (same id) is answered from the marks
+  kept under its id, as before, so its redirect is followed by it again;
+  they are dropped once its row is written.
+- A page budget (--max-pages) over several partitions would need a count
+  shared by every lease: it is refused there (`crawl` says so).
+With one partition none of this costs anything: it is the one sync call a
+page described above.
 """
 from __future__ import annotations
 
@@ -90,6 +133,7 @@ import json
 import os
 import threading
 import time
+import zlib
 from collections import Counter, OrderedDict, deque
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -150,10 +194,11 @@ local p = KEYS[1]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local cfg = redis.call('HMGET', p .. 'cfg', 'delay', 'per_host', 'max_pages', 'lease', 'host_cap',
-                      'query_cap', 'pattern_cap')
+                      'query_cap', 'pattern_cap', 'parts', 'part')
 local DELAY, PER_HOST, MAX_PAGES = tonumber(cfg[1]), tonumber(cfg[2]), tonumber(cfg[3])
 local LEASE, HOST_CAP, QUERY_CAP = tonumber(cfg[4]), tonumber(cfg[5]), tonumber(cfg[6])
 local PATTERN_CAP = tonumber(cfg[7]) or 0   -- levels below a pattern's first; 0 = no limit
+local PARTS, PART = tonumber(cfg[8]) or 1, tonumber(cfg[9]) or 0   -- the crawl's partitions, this one's
 local INF = 1e15
 local HOLD_MS = 10000
 
@@ -236,7 +281,9 @@ end
 local function content_first(md5, id)
   if md5 == '' then return -1 end
   local first = redis.call('HGET', p .. 'content', md5)
-  if first then return tonumber(first) end
+  -- its own id: the page is done again (its lease was reclaimed after a
+  -- verdict asked in a call of its own, with several partitions)
+  if first and first ~= tostring(id) then return tonumber(first) end
   redis.call('HSET', p .. 'content', md5, id)
   return -1
 end
@@ -348,14 +395,27 @@ local function reclaim_expired()
   end
 end
 
+-- An id unique over the crawl's partitions without a shared counter: the
+-- partition's own count of URLs, times the partitions, plus its number
+-- (with one partition, 0, 1, 2 ...).
+local function new_id()
+  return (redis.call('HINCRBY', p .. 'state', 'next_id', 1) - 1) * PARTS + PART
+end
+
 -- The design paper's flags: the next one once the open level is processed.
+-- Counted per level (levels: q:L URLs queued at level L here, d:L of them
+-- acknowledged), so a level's count is its own whatever else is queued.
+-- With several partitions no partition alone knows the level is done:
+-- the workers close it over all of them (SharedCrawl.advance) and each
+-- partition is told (the open script).
 local function close_levels()
+  if PARTS > 1 then return end
   while true do
-    local m = tonumber(redis.call('LINDEX', p .. 'flags', -1))
-    local state = redis.call('HMGET', p .. 'state', 'next_id', 'processed')
-    local total = tonumber(state[1])
-    if tonumber(state[2]) ~= m or total <= m then return end
-    redis.call('RPUSH', p .. 'flags', total)
+    local level = open_level()
+    local c = redis.call('HMGET', p .. 'levels', 'q:' .. level, 'd:' .. level, 'q:' .. (level + 1))
+    local following = tonumber(c[3]) or 0
+    if (tonumber(c[1]) or 0) ~= (tonumber(c[2]) or 0) or following == 0 then return end
+    redis.call('RPUSH', p .. 'flags', tonumber(redis.call('LINDEX', p .. 'flags', -1)) + following)
     LEVEL = nil
   end
 end
@@ -399,7 +459,12 @@ local function summary()
   local state = redis.call('HMGET', p .. 'state', 'next_id', 'processed', 'leased')
   local leased, processed = tonumber(state[3]) or 0, tonumber(state[2]) or 0
   local limit = MAX_PAGES > 0 and leased + processed >= MAX_PAGES
-  return {tonumber(state[1]) or 0, processed, leased, limit and 1 or 0, wait, level}
+  local out = {tonumber(state[1]) or 0, processed, leased, limit and 1 or 0, wait, level}
+  if PARTS > 1 then   -- whether this partition is done with the open level (SharedCrawl.advance)
+    local c = redis.call('HMGET', p .. 'levels', 'q:' .. level, 'd:' .. level)
+    out[7], out[8] = tonumber(c[1]) or 0, tonumber(c[2]) or 0
+  end
+  return out
 end
 
 -- No polling: a worker whose sync leased fewer URLs than it asked for is
@@ -506,12 +571,44 @@ end
 
 -- What a call's acknowledgements write, gathered so that several pages
 -- acknowledged together cost one command each (acks_written).
-local ACKED = {ids = {}, marks = {}, rows = {}}
+local ACKED = {ids = {}, marks = {}, rows = {}, levels = {}}
 
--- Worker w's acknowledgement of page id: its content verdict, its links
--- (ARGV[at ...], 5 fields each) queued if new, and what its row needs from
--- Redis kept until the worker has written it (the row is in its write-ahead).
-local function ack(w, id, md5, expand, at, links)
+-- The links of page id of level (ARGV[at ...], 5 fields each) queued at
+-- level + 1 if new (expand: within --max-depth), here: their hosts are
+-- this partition's. {new (id, url ...), counts, cut patterns}.
+local function offer_links(id, level, expand, at, links)
+  local new, seen, host_full, query_full, beyond, cut = {}, 0, 0, 0, 0, {}
+  for i = at, at + 5 * (links - 1), 5 do
+    local fp, h, path, pattern, url = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
+    if seen_add(fp) == 0 then
+      seen = seen + 1
+    elseif not expand then
+      beyond = beyond + 1
+    else
+      local refused = trap_admit(h, path, pattern, level + 1)
+      if refused == 'host-pages' then host_full = host_full + 1
+      elseif refused == 'pattern-depth' then cut[#cut + 1] = pattern
+      elseif refused == 'query-variants' then query_full = query_full + 1
+      else
+        local nid = new_id()
+        local q = p .. 'q:' .. (level + 1) .. ':' .. h
+        redis.call('RPUSH', q, nid .. '\t' .. (level + 1) .. '\t' .. id .. '\t' .. h .. '\t' .. url)
+        redis.call('ZADD', p .. 'ready:' .. (level + 1), 'NX', 0, h)
+        new[#new + 1] = nid
+        new[#new + 1] = url
+      end
+    end
+  end
+  if #new > 0 then redis.call('HINCRBY', p .. 'levels', 'q:' .. (level + 1), #new / 2) end
+  return {new, {seen, host_full, query_full, beyond, #cut}, cut}
+end
+
+-- Worker w's acknowledgement of page id: its content verdict (md5 asked
+-- here, or dup: the original's id or -1 as another partition answered;
+-- '' = none), its links of this partition (ARGV[at ...]) queued if new, and
+-- what its row needs from Redis kept until the worker has written it (the
+-- row is in its write-ahead).
+local function ack(w, id, md5, dup, expand, at, links)
   local entry = redis.call('HGET', p .. 'lease:' .. w, id)
   if not entry then
     local done = redis.call('HGET', p .. 'rows:' .. w, id)
@@ -523,34 +620,14 @@ local function ack(w, id, md5, expand, at, links)
   local level = tonumber(split(entry)[2])
   ACKED.ids[#ACKED.ids + 1] = id
   ACKED.marks[#ACKED.marks + 1] = p .. 'lseen:' .. id
-  local original = content_first(md5, id)
-  local new, seen, host_full, query_full, beyond, cut = {}, 0, 0, 0, 0, {}
-  if original < 0 then
-    for i = at, at + 5 * (links - 1), 5 do
-      local fp, h, path, pattern, url = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
-      if seen_add(fp) == 0 then
-        seen = seen + 1
-      elseif not expand then
-        beyond = beyond + 1
-      else
-        local refused = trap_admit(h, path, pattern, level + 1)
-        if refused == 'host-pages' then host_full = host_full + 1
-        elseif refused == 'pattern-depth' then cut[#cut + 1] = pattern
-        elseif refused == 'query-variants' then query_full = query_full + 1
-        else
-          local nid = redis.call('HINCRBY', p .. 'state', 'next_id', 1) - 1
-          local q = p .. 'q:' .. (level + 1) .. ':' .. h
-          redis.call('RPUSH', q, nid .. '\t' .. (level + 1) .. '\t' .. id .. '\t' .. h .. '\t' .. url)
-          redis.call('ZADD', p .. 'ready:' .. (level + 1), 'NX', 0, h)
-          new[#new + 1] = nid
-          new[#new + 1] = url
-        end
-      end
-    end
-  end
+  ACKED.levels[level] = (ACKED.levels[level] or 0) + 1
+  local original = dup ~= '' and tonumber(dup) or content_first(md5, id)
+  local offered = {{}, {0, 0, 0, 0, 0}, {}}
+  if original < 0 then offered = offer_links(id, level, expand, at, links) end
+  local new = offered[1]
   ACKED.rows[#ACKED.rows + 1] = id
   ACKED.rows[#ACKED.rows + 1] = (#new / 2) .. '\t' .. original
-  return {original, new, {seen, host_full, query_full, beyond, #cut}, #new / 2, cut}
+  return {original, new, offered[2], #new / 2, offered[3]}
 end
 
 -- The acknowledged leases dropped, their rows kept, the counts moved.
@@ -562,14 +639,16 @@ local function acks_written(w)
   redis.call('HSET', p .. 'rows:' .. w, unpack(ACKED.rows))
   redis.call('HINCRBY', p .. 'state', 'leased', -k)
   redis.call('HINCRBY', p .. 'state', 'processed', k)
+  for level, done in pairs(ACKED.levels) do redis.call('HINCRBY', p .. 'levels', 'd:' .. level, done) end
 end
 """.replace("WINDOW_MS", str(WINDOW_MS)).replace("TICK_MS", str(round(TICK_SECONDS * 1000))) \
     .replace("AHEAD_MS", str(AHEAD_MS))
 
 # A worker's one call per page. ARGV: worker, epoch, seq, n (URLs wanted),
 # the count of request slots given back and their hosts, then per page
-# acknowledged: id, content md5 ('' = none), expand (1/0), the count of
-# its links and (fingerprint, host, path-if-query, pattern-or-'', url) per
+# acknowledged: id, content md5 ('' = none), the verdict another partition
+# gave ('' = none), expand (1/0), the count of its links (those of this
+# partition) and (fingerprint, host, path-if-query, pattern-or-'', url) per
 # link. Slots go back first, so the lease that follows may take them. seq
 # numbers the worker's calls (RedisGate's): a retry after a lost reply gives
 # back no slot twice and leases nothing (the worker's resync gives back what
@@ -596,9 +675,9 @@ if releases > 0 then
 end
 local acks, i = {}, 6 + releases
 while i <= #ARGV do
-  local links = tonumber(ARGV[i + 3])
-  acks[#acks + 1] = ack(w, ARGV[i], ARGV[i + 1], ARGV[i + 2] == '1', i + 4, links)
-  i = i + 4 + 5 * links
+  local links = tonumber(ARGV[i + 4])
+  acks[#acks + 1] = ack(w, ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3] == '1', i + 5, links)
+  i = i + 5 + 5 * links
 end
 acks_written(w)
 if #acks > 0 then close_levels() end
@@ -612,7 +691,8 @@ return {acks, out, summary(), waits}
 
 # Once a second, a worker's bookkeeping (its heartbeat thread). ARGV:
 # worker, epoch, its fetch threads, pages acknowledged since its last tick,
-# then ids whose rows it has written (forget them). Renews its deadline,
+# then ids whose rows it has written (forget them), '--', then ids of pages
+# of other partitions, done, whose redirect marks are here (forget those). Renews its deadline,
 # reclaims dead workers' leases, counts its speed, and answers how many
 # URLs it may hold: what it finishes in HOLD_MS at its own recent speed (its
 # weight), never less than its threads until it has a speed, so a slow or
@@ -623,9 +703,12 @@ local w, epoch = ARGV[1], ARGV[2]
 if fenced(w, epoch) then return redis.error_reply('FENCED') end
 local threads, pages = tonumber(ARGV[3]), tonumber(ARGV[4])
 redis.call('ZADD', p .. 'workers', now + LEASE, w)
-for i = 5, #ARGV, 1000 do
-  redis.call('HDEL', p .. 'rows:' .. w, unpack(ARGV, i, math.min(i + 999, #ARGV)))
+local sep = 5
+while ARGV[sep] ~= '--' do sep = sep + 1 end
+for i = 5, sep - 1, 1000 do
+  redis.call('HDEL', p .. 'rows:' .. w, unpack(ARGV, i, math.min(i + 999, sep - 1)))
 end
+for i = sep + 1, #ARGV do redis.call('DEL', p .. 'lseen:' .. ARGV[i]) end
 reclaim_expired()
 wake_idle()
 count_pages(w, pages)
@@ -635,16 +718,21 @@ if speed then cap = math.max(2, math.ceil(speed * HOLD_MS / 1000)) end
 return {cap, summary()}
 """
 
-# ARGV: worker, epoch, id, fingerprint, host, path-if-query, pattern-or-''. 1: new (marked,
-# and owned by the lease), 0: seen before, 2: a trap limit is full, -1: no
-# lease. A retry (its first reply lost) gets the first answer.
+# ARGV: worker, epoch, id, its level, fingerprint, host, path-if-query,
+# pattern-or-''; in the partition of the target's host. 1: new (marked, and
+# owned by the lease), 0: seen before, 2: a trap limit is full, -1: no
+# lease. A retry (its first reply lost) gets the first answer. The lease is
+# checked where it is, in the page's own partition; in another the marks
+# stay when the lease is reclaimed, and the page done again (same id) is
+# told the same answers from them (so its redirect is followed as before).
 _MARK = _PRELUDE + r"""
 local w, epoch = ARGV[1], ARGV[2]
 if fenced(w, epoch) then return redis.error_reply('FENCED') end
-local id, fp, h, path, pattern = ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
-local entry = redis.call('HGET', p .. 'lease:' .. w, id)
-if not entry then return -1 end
-local level = tonumber(split(entry)[2])   -- a redirect target takes its source's level
+local id, fp, h, path, pattern = ARGV[3], ARGV[5], ARGV[6], ARGV[7], ARGV[8]
+local level = tonumber(ARGV[4])   -- a redirect target takes its source's level
+if tonumber(id) % PARTS == PART and redis.call('HEXISTS', p .. 'lease:' .. w, id) == 0 then
+  return -1
+end
 local marks = p .. 'lseen:' .. id
 local before = redis.call('HGET', marks, fp)
 if before then return tonumber(split(before)[1]) end
@@ -753,6 +841,45 @@ wake_idle()
 return freed
 """
 
+# ARGV: worker, epoch, then per page: id, level, expand (1/0), the count of
+# its links of this partition and their 5 fields each (as the sync's). A
+# page's links in the partitions of their hosts, offered before the page is
+# acknowledged in its own, so no page counts processed before its children
+# are queued. A page done again after its lease was reclaimed offers them
+# again: all seen, nothing queued twice. {-1} for a page whose next level is
+# closed here already (a worker taken for dead, late).
+_OFFER = _PRELUDE + r"""
+local w, epoch = ARGV[1], ARGV[2]
+if fenced(w, epoch) then return redis.error_reply('FENCED') end
+local out, i = {}, 3
+while i <= #ARGV do
+  local level, links = tonumber(ARGV[i + 1]), tonumber(ARGV[i + 3])
+  if level + 1 < open_level() then out[#out + 1] = {-1}
+  else out[#out + 1] = offer_links(ARGV[i], level, ARGV[i + 2] == '1', i + 4, links) end
+  i = i + 4 + 5 * links
+end
+return out
+"""
+
+# ARGV: worker, epoch, then (md5, id) per page whose text's digest is in
+# this partition: the id of the first page with that text, or -1.
+_CONTENT = _PRELUDE + r"""
+local w, epoch = ARGV[1], ARGV[2]
+if fenced(w, epoch) then return redis.error_reply('FENCED') end
+local out = {}
+for i = 3, #ARGV, 2 do out[#out + 1] = content_first(ARGV[i], ARGV[i + 1]) end
+return out
+"""
+
+# ARGV: the crawl's flags up to the level now open (SharedCrawl.advance);
+# those this partition lacks are appended (told twice, no change).
+_OPEN = _PRELUDE + r"""
+local have = redis.call('LLEN', p .. 'flags')
+for i = have + 1, #ARGV do redis.call('RPUSH', p .. 'flags', ARGV[i]) end
+if #ARGV > have then wake_idle() end
+return have
+"""
+
 # ARGV: worker, origin. robots.txt's load for an origin belongs to one
 # worker while that worker lives (its lease deadline not past): no guess of
 # how long a slow load may take, and a dead loader's claim passes on.
@@ -770,28 +897,33 @@ return 1
 """
 
 # ARGV: settings JSON, delay ms, per_host, max_pages, lease ms, host cap,
-# query cap, pattern cap, then (fingerprint, host, path-if-query,
-# pattern-or-'', url) per seed. Seeds pass the seen-set and the trap limits
-# as links do (a crawl of one machine queues them through TrapGuard too).
+# query cap, pattern cap, partitions, this partition's number, then
+# (fingerprint, host, path-if-query, pattern-or-'', url) per seed of its
+# hosts. Seeds pass the seen-set and the trap limits as links do (a crawl of
+# one machine queues them through TrapGuard too). The seeds queued, or -1:
+# the crawl exists already.
 _CREATE = _PRELUDE + r"""
-if redis.call('EXISTS', p .. 'state') == 1 then return 0 end
+if redis.call('EXISTS', p .. 'state') == 1 then return -1 end
 redis.call('SET', p .. 'settings', ARGV[1])
 redis.call('HSET', p .. 'cfg', 'delay', ARGV[2], 'per_host', ARGV[3], 'max_pages', ARGV[4],
            'lease', ARGV[5], 'host_cap', ARGV[6], 'query_cap', ARGV[7],
-           'pattern_cap', ARGV[8])
+           'pattern_cap', ARGV[8], 'parts', ARGV[9], 'part', ARGV[10])
 HOST_CAP, QUERY_CAP, PATTERN_CAP = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
+PARTS, PART = tonumber(ARGV[9]), tonumber(ARGV[10])
+redis.call('HSET', p .. 'state', 'next_id', 0, 'processed', 0, 'leased', 0, 'reclaimed', 0)
 local n = 0
-for i = 9, #ARGV, 5 do
+for i = 11, #ARGV, 5 do
   local h, path, pattern, url = ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
   if seen_add(ARGV[i]) == 1 and not trap_admit(h, path, pattern, 0) then
-    redis.call('RPUSH', p .. 'q:0:' .. h, n .. '\t0\t\t' .. h .. '\t' .. url)
+    redis.call('RPUSH', p .. 'q:0:' .. h, new_id() .. '\t0\t\t' .. h .. '\t' .. url)
     redis.call('ZADD', p .. 'ready:0', 'NX', 0, h)
     n = n + 1
   end
 end
-redis.call('HSET', p .. 'state', 'next_id', n, 'processed', 0, 'leased', 0, 'reclaimed', 0)
-redis.call('RPUSH', p .. 'flags', n)
-return 1
+redis.call('HSET', p .. 'levels', 'q:0', n)
+-- with several partitions level 0 opens once every partition has its seeds (SharedCrawl.create)
+if PARTS == 1 then redis.call('RPUSH', p .. 'flags', n) end
+return n
 """
 
 
@@ -804,12 +936,30 @@ class Summary:
     limit_reached: bool
     wait: float | None        # seconds until the open level's next host may start; None: no host queued
     open_level: int
+    # With several partitions, this one's URLs of its open level: queued, acknowledged
+    level_queued: int = -1
+    level_done: int = -1
 
     @classmethod
     def of(cls, reply) -> Summary:
-        total, processed, leased, limit, wait, level = reply
+        total, processed, leased, limit, wait, level = reply[:6]
+        counts = [int(c) for c in reply[6:8]] or [-1, -1]
         return cls(int(total), int(processed), int(leased), bool(int(limit)),
-                   None if int(wait) < 0 else int(wait) / 1000, int(level))
+                   None if int(wait) < 0 else int(wait) / 1000, int(level), *counts)
+
+    @classmethod
+    def combined(cls, summaries: list[Summary]) -> Summary:
+        """The crawl as the partitions' last replies saw it (each at its own
+        moment: `finished` is a hint, checked by SharedCrawl.advance)."""
+        waits = [s.wait for s in summaries if s.wait is not None]
+        return cls(sum(s.next_id for s in summaries), sum(s.processed for s in summaries),
+                   sum(s.leased for s in summaries), any(s.limit_reached for s in summaries),
+                   min(waits) if waits else None, max(s.open_level for s in summaries))
+
+    @property
+    def level_done_here(self) -> bool:
+        """This partition has acknowledged every URL it queued for its open level."""
+        return self.level_queued == self.level_done >= 0
 
     @property
     def finished(self) -> bool:
@@ -867,6 +1017,9 @@ def connect(url: str) -> redis.Redis:
     except redis.exceptions.RedisError as exc:
         raise RedisStateError(f"--redis {shown}: cannot reach Redis ({exc}); start it "
                               f"(redis-server --appendonly yes) or check the address") from None
+    if _is_cluster(client):
+        client = redis.RedisCluster.from_url(url, socket_connect_timeout=5, socket_timeout=30,
+                                             retry=Retry(NoBackoff(), 0))
     policy = _text(config.get("maxmemory-policy", "noeviction"))
     if policy != "noeviction":
         raise RedisStateError(f"--redis {shown}: maxmemory-policy is {policy}, so Redis may evict "
@@ -881,28 +1034,97 @@ def connect(url: str) -> redis.Redis:
     return client
 
 
+def _is_cluster(client: redis.Redis) -> bool:
+    """Whether the server is a node of a Redis Cluster (then its client is
+    redis-py's cluster client, which sends each key to its node)."""
+    return int(client.info("cluster").get("cluster_enabled", 0)) == 1
+
+
+def cluster_partitions(client) -> int:
+    """Partitions of a crawl on a Redis Cluster: two a master, so that the
+    partitions' tags (fixed by the crawl id) land on more than one master
+    but for a rare id."""
+    if not isinstance(client, redis.RedisCluster):
+        return 1
+    return 2 * len(client.get_primaries())
+
+
 def _text(value) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-class SharedCrawl:
-    """One crawl's keys in Redis, and the scripts that change them."""
+def partition_of(key: str, parts: int) -> int:
+    """The partition of a host (or of a content digest, a robots origin): a
+    stable hash every worker computes alike, so all of a host's keys are in
+    one partition and every rule on them runs in one script there."""
+    return zlib.crc32(key.encode("utf-8")) % parts if parts > 1 else 0
 
-    def __init__(self, client: redis.Redis, crawl_id: str) -> None:
-        self.client = client
+
+def prefix_of(crawl_id: str, part: int) -> str:
+    """Partition ``part``'s key prefix: its own hash tag, so on a Redis Cluster
+    the partitions spread over the masters. Partition 0 keeps the tag of a
+    crawl of one partition (its settings, places and flags are the crawl's)."""
+    return f"crawl:{{{crawl_id}}}:" if part == 0 else f"crawl:{{{crawl_id}:{part}}}:"
+
+
+@dataclass(frozen=True)
+class Partition:
+    client: redis.Redis      # the server (or cluster) that holds it
+    prefix: str
+    scripts: dict
+
+
+_SCRIPTS = (("sync", _SYNC), ("tick", _TICK), ("mark", _MARK), ("gate", _GATE), ("join", _JOIN),
+            ("leave", _LEAVE), ("create", _CREATE), ("resync", _RESYNC), ("claim", _CLAIM),
+            ("offer", _OFFER), ("content", _CONTENT), ("open", _OPEN))
+
+
+class SharedCrawl:
+    """One crawl's keys in Redis, and the scripts that change them: over one
+    Redis server, over several (partition p on server p), or over a Redis
+    Cluster (its partitions' tags spread over the masters). The partitions,
+    each the whole layout of the module's docstring for its hosts, and how
+    a page's links and its level cross them: SharedCrawl.advance and the
+    module's docstring."""
+
+    def __init__(self, clients, crawl_id: str, partitions: int | None = None) -> None:
+        self.clients = list(clients) if isinstance(clients, (list, tuple)) else [clients]
         self.crawl_id = crawl_id
-        self.prefix = f"crawl:{{{crawl_id}}}:"
-        self._scripts = {name: client.register_script(code) for name, code in (
-            ("sync", _SYNC), ("tick", _TICK), ("mark", _MARK), ("gate", _GATE),
-            ("join", _JOIN), ("leave", _LEAVE), ("create", _CREATE), ("resync", _RESYNC),
-            ("claim", _CLAIM))}
+        count = partitions or len(self.clients)
+        scripts = [{name: client.register_script(code) for name, code in _SCRIPTS}
+                   for client in self.clients]
+        self.parts = [Partition(self.clients[p % len(self.clients)], prefix_of(crawl_id, p),
+                                scripts[p % len(self.clients)]) for p in range(count)]
+        self.client, self.prefix = self.parts[0].client, self.parts[0].prefix
         self.lost_replies = 0   # calls retried after Redis went away: state to check again
 
-    def run(self, name: str, *args):
-        """Run a script; while Redis is away (restarting, say), wait and try
-        again, for up to RECONNECT_SECONDS. Every script is safe to run twice
-        (a retry after a lost reply) or is put right by ``resync``."""
-        return self.call(lambda: self._scripts[name](keys=[self.prefix], args=list(args)))
+    @property
+    def count(self) -> int:
+        return len(self.parts)
+
+    def part_of(self, key: str) -> int:
+        return partition_of(key, len(self.parts))
+
+    def part_of_id(self, item_id: int) -> int:
+        """The partition that queued a URL (its host's): ids are its count times P plus p."""
+        return item_id % len(self.parts)
+
+    def run(self, name: str, *args, part: int = 0):
+        """Run a script in partition ``part``; while Redis is away (restarting,
+        say), wait and try again, for up to RECONNECT_SECONDS. Every script
+        is safe to run twice (a retry after a lost reply) or is put right by
+        ``resync``."""
+        target = self.parts[part]
+        return self.call(lambda: target.scripts[name](keys=[target.prefix], args=list(args)))
+
+    def check_partitions(self) -> None:
+        """RedisStateError unless the crawl was made over as many partitions
+        as this process has (the same --redis list)."""
+        made = int(self.call(lambda: self.client.hget(self.prefix + "cfg", "parts")) or 1)
+        if made != self.count:
+            raise RedisStateError(f"crawl {self.crawl_id} is partitioned over {made} partition(s), "
+                                  f"this worker over {self.count}: give the --redis servers the "
+                                  f"crawl was made with, in the same order")
 
     def call(self, command):
         """``command()``, tried again while Redis is away (see ``run``)."""
@@ -931,11 +1153,74 @@ class SharedCrawl:
         """Store a new crawl's settings and seeds ((url, host, path if it has
         a query or '', pattern or '')); False if a crawl with this id exists
         already."""
-        args = [json.dumps(settings), round(delay * 1000), per_host, max_pages,
-                round(lease_seconds * 1000), host_cap, query_cap, pattern_cap]
+        head = [json.dumps(settings), round(delay * 1000), per_host, max_pages,
+                round(lease_seconds * 1000), host_cap, query_cap, pattern_cap, self.count]
+        seeds_of = [[] for _ in self.parts]
         for url, host, path, pattern in seeds:
-            args += [fingerprint(url), host, path, pattern, url]
-        return bool(self.run("create", *args))
+            seeds_of[self.part_of(host)] += [fingerprint(url), host, path, pattern, url]
+        if self.count > 1 and self.exists():
+            return False
+        total = 0
+        # partition 0 last: workers take the crawl for made once it has its keys
+        for part in reversed(range(self.count)):
+            made = int(self.run("create", *head, part, *seeds_of[part], part=part))
+            if made < 0:
+                return False
+            total += made
+        if self.count > 1:
+            self._open([total])
+        return True
+
+    def _open(self, flags: list[int]) -> None:
+        for part in range(self.count):
+            self.run("open", *flags, part=part)
+
+    def advance(self) -> tuple[tuple[int, ...], bool]:
+        """With several partitions: close the open level if every partition
+        has acknowledged every URL it queued for it, and tell each partition
+        the level now open. (The crawl's flags, whether it is finished.)
+
+        Reading the partitions one after another is enough: the open level
+        L opened once L-1 was closed, so its count of URLs queued in each
+        partition no longer grows (its URLs come from pages of L-1, whose
+        links were offered before they were acknowledged), and its count
+        acknowledged only grows, up to the same number: equal once, equal
+        from then on. Once L is closed the same holds for the counts of
+        L+1. Whoever sees it opens L+1 everywhere; told twice, a partition
+        does nothing. A worker that died half-way through telling them is
+        put right by the next one: the partitions behind are told the flags
+        of the one ahead."""
+        levels = self._levels()
+        flags, level = levels["flags"], len(levels["flags"]) - 1
+        if level < 0:
+            return (), False
+        if levels["behind"]:
+            self._open(flags)
+        if not levels["closed"]:
+            return tuple(flags), False
+        if levels["following"] == 0:
+            return tuple(flags), True
+        flags.append(flags[-1] + levels["following"])
+        self._open(flags)
+        return tuple(flags), False
+
+    def _levels(self) -> dict:
+        """The open level as the partitions hold it, read one after another
+        (advance says why that is enough): the flags of the one ahead,
+        whether some are behind, whether every one has done its open level,
+        and their URLs of the level after it."""
+        lengths = [self.call(lambda part=part: part.client.llen(part.prefix + "flags"))
+                   for part in self.parts]
+        ahead = self.parts[max(range(self.count), key=lengths.__getitem__)]
+        flags = [int(m) for m in self.call(lambda: ahead.client.lrange(ahead.prefix + "flags", 0, -1))]
+        level, closed, following = len(flags) - 1, True, 0
+        for part in self.parts:
+            queued, done, after = self.call(lambda part=part: part.client.hmget(
+                part.prefix + "levels", f"q:{level}", f"d:{level}", f"q:{level + 1}"))
+            closed = closed and int(queued or 0) == int(done or 0)
+            following += int(after or 0)
+        return {"flags": flags, "behind": min(lengths) < len(flags), "closed": closed,
+                "following": following}
 
     def settings(self) -> dict | None:
         raw = self.client.get(self.prefix + "settings")
@@ -945,34 +1230,53 @@ class SharedCrawl:
         return bool(self.client.exists(self.prefix + "state"))
 
     def status(self) -> dict:
-        """What `crawler status` shows; read only, a moment's snapshot."""
-        p, client = self.prefix, self.client
-        state = {k.decode(): int(v) for k, v in client.hgetall(p + "state").items()}
-        flags = [int(m) for m in client.lrange(p + "flags", 0, -1)]
+        """What `crawler status` shows, summed over the partitions; read only,
+        a moment's snapshot."""
+        state, hosts, queued, workers = Counter(), {}, Counter(), {}
+        flags = self._levels()["flags"] if self.count > 1 else \
+            [int(m) for m in self.client.lrange(self.prefix + "flags", 0, -1)]
         level = len(flags) - 1
-        hosts = {lvl: [h.decode() for h in client.zrange(p + f"ready:{lvl}", 0, -1)]
-                 for lvl in (level, level + 1)}
-        queued = {lvl: sum(client.llen(p + f"q:{lvl}:{h}") for h in hosts[lvl])
-                  for lvl in (level, level + 1)}
-        server_now, lease_ms = _server_ms(client), self.lease_ms()
-        workers = []
-        for name, deadline in client.zrange(p + "workers", 0, -1, withscores=True):
-            name = name.decode()
-            pages = sum(int(v) for v in client.hvals(p + f"rate:{name}"))
-            workers.append({"worker": name, "leased": client.hlen(p + f"lease:{name}"),
-                            "rows_unconfirmed": client.hlen(p + f"rows:{name}"),
-                            "pages_per_minute": pages * 60 / (WINDOW_MS / 1000),
-                            "silent_for_seconds": max(0.0, (server_now - (deadline - lease_ms)) / 1000)})
+        server_now, lease_ms = _server_ms(self.client), self.lease_ms()
+        for part in self.parts:
+            p, client = part.prefix, part.client
+            state.update({k.decode(): int(v) for k, v in client.hgetall(p + "state").items()})
+            for lvl in (level, level + 1):
+                ready = [h.decode() for h in client.zrange(p + f"ready:{lvl}", 0, -1)]
+                hosts.setdefault(lvl, set()).update(ready)
+                queued[lvl] += sum(client.llen(p + f"q:{lvl}:{h}") for h in ready)
+            for name, _ in client.zrange(p + "workers", 0, -1, withscores=True):
+                name = name.decode()
+                seen = workers.setdefault(name, Counter())
+                seen["leased"] += client.hlen(p + f"lease:{name}")
+                seen["rows_unconfirmed"] += client.hlen(p + f"rows:{name}")
         return {"crawl_id": self.crawl_id, "open_level": level, "flags": flags,
                 "queue_total": state.get("next_id", 0), "processed": state.get("processed", 0),
                 "leased": state.get("leased", 0), "reclaimed": state.get("reclaimed", 0),
                 "queued_open_level": queued[level], "queued_next_level": queued[level + 1],
-                "hosts_with_work": len(set(hosts[level]) | set(hosts[level + 1])),
-                "workers": workers,
+                "hosts_with_work": len(hosts[level] | hosts[level + 1]),
+                "workers": [self._worker_status(name, counts, server_now, lease_ms)
+                            for name, counts in workers.items()],
                 "finished": self._finished(state)}
 
+    def _worker_status(self, name: str, counts: Counter, server_now: int, lease_ms: int) -> dict:
+        """A worker's line of `crawler status`: its deadline and speed are kept
+        in partition 0 (its ticks renew every partition alike)."""
+        p, client = self.prefix, self.client
+        deadline = client.zscore(p + "workers", name) or server_now + lease_ms
+        pages = sum(int(v) for v in client.hvals(p + f"rate:{name}"))
+        return {"worker": name, "leased": counts["leased"],
+                "rows_unconfirmed": counts["rows_unconfirmed"],
+                "pages_per_minute": pages * 60 / (WINDOW_MS / 1000),
+                "silent_for_seconds": max(0.0, (server_now - (deadline - lease_ms)) / 1000)}
+
     def _finished(self, state: dict) -> bool:
-        """As Summary.finished: every URL acknowledged, or the budget spent."""
+        """As Summary.finished: every URL acknowledged, or the budget spent.
+        With several partitions: the open level closed everywhere, nothing
+        queued after it (the sums of a moment's reads could be of moments
+        apart)."""
+        if self.count > 1:
+            levels = self._levels()
+            return levels["closed"] and levels["following"] == 0 and bool(levels["flags"])
         processed, leased = state.get("processed", 0), state.get("leased", 0)
         budget = int(self.client.hget(self.prefix + "cfg", "max_pages") or 0)
         return processed == state.get("next_id", 0) or (
@@ -982,15 +1286,9 @@ class SharedCrawl:
         return int(self.client.hget(self.prefix + "cfg", "lease") or 0)
 
     def address(self) -> str:
-        """The server's URL as a line may show it: a password becomes PASSWORD."""
-        kwargs = self.client.connection_pool.connection_kwargs
-        login = (f"{kwargs.get('username') or ''}:PASSWORD@" if kwargs.get("password")
-                 else "")
-        if "path" in kwargs:
-            return f"unix://{login}{kwargs['path']}?db={kwargs.get('db', 0)}"
-        scheme = "rediss" if issubclass(self.client.connection_pool.connection_class,
-                                        redis.SSLConnection) else "redis"
-        return f"{scheme}://{login}{kwargs.get('host')}:{kwargs.get('port')}/{kwargs.get('db', 0)}"
+        """The servers' URLs as a line may show them (after "--redis ", the
+        next one after another "--redis "): a password becomes PASSWORD."""
+        return " --redis ".join(_address(client) for client in self.clients)
 
     def record_place(self, worker: str, host: str, out: str) -> None:
         """Where ``worker`` writes: its machine and absolute output directory
@@ -1012,38 +1310,81 @@ class SharedCrawl:
         state = {_text(k): int(v) for k, v in self.client.hgetall(self.prefix + "state").items()}
         return self._finished(state)
 
+    def node_of(self, part: int) -> redis.Redis:
+        """A client of the one server holding partition ``part`` (on a cluster,
+        the master of its tag's slot), for the commands a cluster client
+        cannot send to one node (SCAN)."""
+        target = self.parts[part]
+        if isinstance(target.client, redis.RedisCluster):
+            return target.client.get_node_from_key(target.prefix).redis_connection
+        return target.client
+
     def forget(self, batch: int = FORGET_BATCH) -> int:
         """Remove every key of this crawl; the number removed. The keys that
         make it a crawl go first, in one UNLINK: from then on no worker can
         join, and every fenced script of a worker still running is refused.
         The rest are found by SCAN (never KEYS, which blocks Redis for the
         whole key space) and unlinked in batches."""
-        first = [self.prefix + name for name in ("settings", "state", "epoch", "cfg")]
-        removed = self.call(lambda: self.client.unlink(*first))
-        for keys in self._scanned(batch):
-            removed += self.call(lambda: self.client.unlink(*keys))
+        removed = 0
+        for part in range(self.count):   # partition 0 first: its keys make the crawl
+            node, prefix = self.node_of(part), self.parts[part].prefix
+            first = [prefix + name for name in ("settings", "state", "epoch", "cfg")]
+            removed += self.call(lambda: node.unlink(*first))
+            for keys in self._scanned(part, batch):
+                removed += self.call(lambda: node.unlink(*keys))
         return removed
 
     def leftover(self) -> int:
-        """Keys under this crawl's prefix (a worker still running may write one
-        after ``forget``)."""
-        return sum(len(keys) for keys in self._scanned(FORGET_BATCH))
+        """Keys under this crawl's prefixes (a worker still running may write
+        one after ``forget``)."""
+        return sum(len(keys) for part in range(self.count)
+                   for keys in self._scanned(part, FORGET_BATCH))
 
-    def _scanned(self, batch: int):
-        """This crawl's keys, one SCAN step's worth at a time (a cursor stays
-        valid while keys are removed, and across a reconnect)."""
-        cursor = None
+    def _scanned(self, part: int, batch: int):
+        """Partition ``part``'s keys, one SCAN step's worth at a time (a cursor
+        stays valid while keys are removed, and across a reconnect)."""
+        node, cursor = self.node_of(part), None
+        match = _pattern(self.parts[part].prefix)
         while cursor != 0:
-            cursor, keys = self.call(lambda: self.client.scan(cursor or 0, match=self._pattern(),
-                                                              count=batch))
+            cursor, keys = self.call(lambda: node.scan(cursor or 0, match=match, count=batch))
             if keys:
                 yield keys
 
-    def _pattern(self) -> str:
-        """SCAN's MATCH pattern for this crawl's keys: the prefix with glob
-        characters escaped (a crawl id may contain '*' or '[')."""
-        escaped = "".join("\\" + c if c in "*?[]\\" else c for c in self.prefix)
-        return escaped + "*"
+
+def _pattern(prefix: str) -> str:
+    """SCAN's MATCH pattern for the keys under ``prefix``: the prefix with glob
+    characters escaped (a crawl id may contain '*' or '[')."""
+    escaped = "".join("\\" + c if c in "*?[]\\" else c for c in prefix)
+    return escaped + "*"
+
+
+def _address(client) -> str:
+    """A server's URL as a line may show it: a password becomes PASSWORD."""
+    if isinstance(client, redis.RedisCluster):
+        node = client.get_default_node()
+        kwargs = {**client.nodes_manager.connection_kwargs, "host": node.host, "port": node.port}
+        ssl = bool(kwargs.get("ssl"))
+    else:
+        kwargs = client.connection_pool.connection_kwargs
+        ssl = issubclass(client.connection_pool.connection_class, redis.SSLConnection)
+    login = (f"{kwargs.get('username') or ''}:PASSWORD@" if kwargs.get("password")
+             else "")
+    if "path" in kwargs:
+        return f"unix://{login}{kwargs['path']}?db={kwargs.get('db', 0)}"
+    scheme = "rediss" if ssl else "redis"
+    return f"{scheme}://{login}{kwargs.get('host')}:{kwargs.get('port')}/{kwargs.get('db', 0)}"
+
+
+def shared_over(urls, crawl_id: str) -> SharedCrawl:
+    """A crawl over the servers of ``urls``, partition p on server p; or,
+    given one node of a Redis Cluster, over the cluster."""
+    clients = [connect(url) for url in urls]
+    clusters = [shown_url(url) for url, client in zip(urls, clients)
+                if isinstance(client, redis.RedisCluster)]
+    if clusters and len(clients) > 1:
+        raise RedisStateError(f"--redis {clusters[0]} is a node of a Redis Cluster: give it "
+                              f"alone (the cluster's other nodes are found from it)")
+    return SharedCrawl(clients, crawl_id, cluster_partitions(clients[0]) if clusters else None)
 
 
 def _server_ms(client: redis.Redis) -> int:
@@ -1059,17 +1400,19 @@ class Member:
     def __init__(self, shared: SharedCrawl, worker: str) -> None:
         self.shared = shared
         self.worker = worker
-        self.epoch = -1   # not joined: every call is refused
+        self.epochs = [-1] * shared.count   # per partition; not joined: every call is refused
         self.last_reply = time.monotonic()   # when Redis last answered us
         self._lease_seconds: float | None = None
 
-    def run(self, name: str, *args):
-        """A script of this worker's: (worker, epoch, *args)."""
-        return self._fenced_as(lambda: self.shared.run(name, self.worker, self.epoch, *args))
+    def run(self, name: str, *args, part: int = 0):
+        """A script of this worker's in partition ``part``: (worker, epoch, *args)."""
+        return self._fenced_as(lambda: self.shared.run(name, self.worker, self.epochs[part], *args,
+                                                       part=part))
 
     def gate(self, op: str, seq: int, host: str, ms: int):
-        return self._fenced_as(lambda: self.shared.run("gate", op, self.worker, self.epoch,
-                                                       seq, host, ms))
+        part = self.shared.part_of(host)
+        return self._fenced_as(lambda: self.shared.run("gate", op, self.worker, self.epochs[part],
+                                                       seq, host, ms, part=part))
 
     @property
     def lease_seconds(self) -> float:
@@ -1144,11 +1487,20 @@ class RedisGate:
             self.held[host] += 1
             self._page_slots[host] += 1
 
-    def take_giving_back(self) -> list[str]:
-        """The page slots to give back in the sync call being made now."""
+    def take_giving_back(self, part: int | None = None) -> list[str]:
+        """The page slots to give back in the sync call being made now (to
+        partition ``part``: those of its hosts; None: all)."""
         with self._lock:
-            hosts, self.giving_back = self.giving_back, []
+            if part is None:
+                hosts, self.giving_back = self.giving_back, []
+                return hosts
+            hosts = [h for h in self.giving_back if self._shared.part_of(h) == part]
+            self.giving_back = [h for h in self.giving_back if self._shared.part_of(h) != part]
             return hosts
+
+    def gives_back_to(self, part: int) -> bool:
+        with self._lock:
+            return any(self._shared.part_of(h) == part for h in self.giving_back)
 
     def try_start(self, host: str, now: float | None = None) -> bool:
         if self._cancelled.is_set():
@@ -1228,23 +1580,26 @@ class RobotsStore:
 
     def __init__(self, shared: SharedCrawl, worker: str) -> None:
         self._shared = shared
-        self._client = shared.client
         self._call = shared.call
-        self._key = shared.prefix + "robots"
-        self._claims = shared.prefix + "robots-claim:"
         self._worker = worker
 
+    def _part(self, origin: str) -> Partition:
+        return self._shared.parts[self._shared.part_of(origin)]
+
     def get(self, origin: str) -> dict | None:
-        raw = self._call(lambda: self._client.hget(self._key, origin))
+        part = self._part(origin)
+        raw = self._call(lambda: part.client.hget(part.prefix + "robots", origin))
         return None if raw is None else json.loads(raw)
 
     def claim(self, origin: str) -> bool:
         """True: this worker loads it (others wait while it lives)."""
-        return bool(self._shared.run("claim", self._worker, origin))
+        return bool(self._shared.run("claim", self._worker, origin,
+                                     part=self._shared.part_of(origin)))
 
     def put(self, origin: str, record: dict) -> None:
-        self._call(lambda: self._client.hset(self._key, origin, json.dumps(record)))
-        self._call(lambda: self._client.delete(self._claims + origin))
+        part = self._part(origin)
+        self._call(lambda: part.client.hset(part.prefix + "robots", origin, json.dumps(record)))
+        self._call(lambda: part.client.delete(part.prefix + "robots-claim:" + origin))
 
 
 class WriteAhead:
@@ -1356,6 +1711,14 @@ class RedisFrontier:
     once a second, from the heartbeat thread. A URL whose fetch goes on
     later (a retry, a redirect to another host) stays leased and waits here
     for its host.
+
+    With several partitions the worker leases from them in turn (each
+    tells it when to ask again, on a wake list of its own there, with a
+    waker thread each: BLPOP cannot wait on two servers), ticks in each,
+    and acknowledges a page in three steps: the content verdicts in their
+    digests' partitions, the links offered in their hosts' partitions
+    (``offer``), then the sync in the page's own partition, with its own
+    links. The level closes over all partitions (SharedCrawl.advance).
     """
 
     def __init__(self, shared: SharedCrawl, gate: RedisGate, threads: int = 8,
@@ -1367,36 +1730,49 @@ class RedisFrontier:
         self.seen = KnownSeen(seen_cache)
         self._sync_rows = sync_rows   # makes the rows written so far durable (fsync)
         self._shared = shared
+        self._parts = shared.count
         self._member = gate.member
         self._gate = gate
-        self._summary: Summary | None = None
+        self._summaries: list[Summary | None] = [None] * self._parts   # each partition's last reply
+        self._summary: Summary | None = None   # of them all
+        self._finished = False     # several partitions: SharedCrawl.advance found the crawl done
+        self._advanced_at = 0.0
         self._flags: tuple[int, ...] = ()   # read again when the open level changes
         self._cap = threads        # URLs this worker may hold (its weight, from the tick)
         self._leased: list[tuple[float, QueuedUrl]] = []   # (may start at, item) leased by a sync
         # host -> URLs leased under the slot of the one fetched now, in order
         self._chains: dict[str, deque[QueuedUrl]] = {}
         self._in_chain: set[int] = set()   # ids leased in a chain, not acknowledged yet
-        # acknowledgements held back while a chain runs: (item, arguments, links sent,
+        # acknowledgements held back while a chain runs: (item, md5, expand, links sent,
         # links known seen, then)
         self._held_acks: list[tuple] = []
         self._held_since = 0.0     # when the first of them was held
         self._waiting: list[tuple[float, str, QueuedUrl]] = []   # (local time, host, item)
         self._written: list[int] = []   # committed ids whose rows are written: forget them
+        self._marked: dict[int, set[int]] = {}   # page id -> other partitions with its redirect marks
         self._pages = 0            # acknowledged since the last tick (its speed)
-        self._asked_at = 0.0
-        self._ask_again = 0.0      # a sync that leased less than asked: when to ask again
-        self._held_ids: set[int] = set()   # leased to us and not committed
+        self._asked_at = [0.0] * self._parts
+        self._ask_again = [0.0] * self._parts   # a sync that leased less than asked: when to ask again
+        self._turn = 0             # the partition asked first by the next pop
+        self._held_ids: dict[int, int] = {}   # leased to us and not committed: id -> level
         self._lost_seen = shared.lost_replies
         self._beat = threading.Event()
         self._heart = threading.Thread(target=self._heartbeat, daemon=True)
-        self._waker = threading.Thread(target=self._wait_for_word, daemon=True)
+        self._wakers = [threading.Thread(target=self._wait_for_word, args=(part,), daemon=True)
+                        for part in range(self._parts)]
         gate.passes_locally = self._pass_on
 
     # -- joining and leaving ------------------------------------------------
     def join(self) -> tuple[int, dict[int, tuple[int, int | None, str]]]:
         """(URLs this worker held before, given back now; its committed rows
         that may not be written: id -> (new links, duplicate_of, row JSON))."""
-        freed, rows, self._member.epoch = self._shared.run("join", self._member.worker)
+        self._shared.check_partitions()
+        freed, rows = 0, []
+        for part in range(self._parts):
+            given, kept, epoch = self._shared.run("join", self._member.worker, part=part)
+            self._member.epochs[part] = epoch
+            freed += int(given)
+            rows += kept
         ahead, found = self._ahead.read(), {}
         for key, value in zip(rows[::2], rows[1::2]):
             new, original = value.decode("utf-8").split("\t")
@@ -1406,15 +1782,17 @@ class RedisFrontier:
         self._ahead.keep({k: row for k, (_, _, row) in found.items()})
         self.tick()
         self._heart.start()
-        self._waker.start()
-        return int(freed), found
+        for waker in self._wakers:
+            waker.start()
+        return freed, found
 
     def leave(self) -> None:
         self._beat.set()
         if self._heart.is_alive():
             self._heart.join()   # its last renewal must not come after the leave
         self._sync_rows()   # Redis drops the rows it kept for us
-        self._member.run("leave")
+        for part in range(self._parts):
+            self._member.run("leave", part=part)
         self._ahead.keep({})
         self._ahead.close()
 
@@ -1425,11 +1803,14 @@ class RedisFrontier:
             except (redis.exceptions.RedisError, RedisStateError):
                 pass   # the loop's own calls report it (fenced: stop beating)
 
-    def _wait_for_word(self) -> None:
+    def _wait_for_word(self, part: int) -> None:
         """While idle, a sync of another worker may tell this one when a host
-        is ready: BLPOP on its own wake list, on a connection of its own."""
-        client = redis.Redis(connection_pool=self._shared.client.connection_pool)
-        key = self._shared.prefix + "wake:" + self._member.worker
+        of partition ``part`` is ready: BLPOP on its own wake list there, on
+        a connection of its own."""
+        target = self._shared.parts[part]
+        client = target.client if isinstance(target.client, redis.RedisCluster) else \
+            redis.Redis(connection_pool=target.client.connection_pool)
+        key = target.prefix + "wake:" + self._member.worker
         while not self._beat.is_set():
             try:
                 word = client.blpop([key], timeout=IDLE_SECONDS)
@@ -1438,17 +1819,30 @@ class RedisFrontier:
                 continue
             if word is not None:
                 with self._gate.locked():
-                    self._ask_again = min(self._ask_again, time.monotonic() + int(word[1]) / 1000)
+                    self._ask_again[part] = min(self._ask_again[part],
+                                                time.monotonic() + int(word[1]) / 1000)
                 self._wake()
 
     def tick(self) -> None:
-        """The once-a-second bookkeeping: deadline, reclaim, speed, rows written."""
+        """The once-a-second bookkeeping, in every partition: deadline,
+        reclaim, speed (counted in partition 0), rows written, and, with
+        several partitions, whether the open level is closed."""
         with self._gate.locked():
             written = self._confirmable()
             pages, self._pages = self._pages, 0
-            cap, summary = self._member.run("tick", self.threads, pages, *written)
-            self._cap = int(cap)
-            self._heard(summary)
+            marks = [[] for _ in range(self._parts)]
+            for item_id in written:
+                for part in self._marked.pop(item_id, ()):
+                    marks[part].append(item_id)
+            for part in range(self._parts):
+                rows = [i for i in written if self._shared.part_of_id(i) == part]
+                cap, summary = self._member.run("tick", self.threads, pages if part == 0 else 0,
+                                                *rows, "--", *marks[part], part=part)
+                if part == 0:
+                    self._cap = int(cap)
+                self._heard(summary, part)
+            if self._parts > 1:
+                self._advance()
 
     def _confirmable(self) -> list[int]:
         """Ids whose rows Redis may forget: written, and on disk for good
@@ -1460,38 +1854,53 @@ class RedisFrontier:
         self._ahead.forget(written)
         return written
 
-    def _heard(self, reply) -> None:
+    def _heard(self, reply, part: int) -> None:
         summary = Summary.of(reply)
-        if summary.open_level != len(self._flags) - 1:
-            flags = self._shared.call(lambda: self._shared.client.lrange(
-                self._shared.prefix + "flags", 0, -1))
+        self._summaries[part] = summary
+        self._summary = summary if self._parts == 1 else \
+            Summary.combined([s for s in self._summaries if s is not None])
+        if self._summary.open_level > len(self._flags) - 1:
+            target = self._shared.parts[max(
+                range(self._parts), key=lambda p: getattr(self._summaries[p], "open_level", -2))]
+            flags = self._shared.call(lambda: target.client.lrange(target.prefix + "flags", 0, -1))
             self._flags = tuple(int(m) for m in flags)
-        self._summary = summary
-        self._asked_at = time.monotonic()
+        self._asked_at[part] = time.monotonic()
+
+    def _advance(self) -> None:
+        """Several partitions: close the open level if every partition is done
+        with it (SharedCrawl.advance); a level opened, ask every partition again."""
+        self._advanced_at = time.monotonic()
+        flags, finished = self._shared.advance()
+        self._finished = self._finished or finished
+        if len(flags) > len(self._flags):
+            self._flags = flags
+            self._ask_again = [0.0] * self._parts
 
     # -- the one call a page ------------------------------------------------
-    def _sync(self, n: int, acks: list) -> list:
+    def _sync(self, n: int, acks: list, part: int = 0) -> list:
         """Slots given back, pages acknowledged (each an argument list), up to
-        n URLs leased (kept for pop); the acknowledgements' replies."""
+        n URLs leased (kept for pop), in partition ``part``; the
+        acknowledgements' replies."""
         with self._gate.locked():
             if self._shared.lost_replies != self._lost_seen:
                 self._resync()
             # the pages acknowledged now are held no longer
             n = max(0, min(n, self._cap - len(self._held_ids) + len(acks)))
-            hosts = self._gate.take_giving_back()
+            hosts = self._gate.take_giving_back(part)
             args = [self._gate.next_seq(), n, len(hosts), *hosts]
             for page in acks:
                 args += page
-            replies, entries, summary, waits = self._member.run("sync", *args)
-            self._heard(summary)
+            replies, entries, summary, waits = self._member.run("sync", *args, part=part)
+            self._heard(summary, part)
             heard = time.monotonic()   # a wait counts from the reply: never earlier than Redis's
             # A chain is leased only when no other host was ready: ask again when one may be.
             chained = any(int(wait) < 0 for wait in waits)
-            self._ask_again = 0.0 if len(entries) >= n and not chained else self._next_chance()
+            self._ask_again[part] = 0.0 if len(entries) >= n and not chained \
+                else self._next_chance(part)
             heads = {}
             for entry, wait in zip(entries, waits):
                 item, host = parse_entry(entry)
-                self._held_ids.add(item.id)
+                self._held_ids[item.id] = item.level
                 if int(wait) < 0:   # behind the one before, under its slot
                     self._chains.setdefault(host, deque()).append(item)
                     self._in_chain.update((heads[host], item.id))
@@ -1499,6 +1908,8 @@ class RedisFrontier:
                 heads[host] = item.id
                 self._gate.leased(host)
                 self._leased.append((heard + int(wait) / 1000, item))
+            if acks and self._parts > 1 and self._summaries[part].level_done_here:
+                self._advance()   # maybe the last page of the level, here: done everywhere?
             return replies
 
     def _pass_on(self, host: str) -> bool:
@@ -1516,12 +1927,15 @@ class RedisFrontier:
         return True
 
     def _resync(self) -> None:
-        """After a lost reply: give back what Redis holds for us that we never heard of."""
+        """After a lost reply: give back what Redis holds for us that we never
+        heard of, in every partition."""
         self._lost_seen = self._shared.lost_replies
         self._gate.take_giving_back()   # Redis's count is brought down to ours below
-        slots = [value for host, count in self._gate.held.items() if count > 0
-                 for value in (host, count)]
-        self._member.run("resync", *sorted(self._held_ids), "--", *slots)
+        for part in range(self._parts):
+            ids = sorted(i for i in self._held_ids if self._shared.part_of_id(i) == part)
+            slots = [value for host, count in self._gate.held.items()
+                     if count > 0 and self._shared.part_of(host) == part for value in (host, count)]
+            self._member.run("resync", *ids, "--", *slots, part=part)
 
     # -- the Frontier protocol ------------------------------------------------
     def pop(self, n: int, now: float) -> list[QueuedUrl]:
@@ -1529,25 +1943,32 @@ class RedisFrontier:
             self.flush()   # the turn's pages; a chain's held ones too if its next is late
             now = max(now, self._gate.clock())   # what it leased to start now counts from its reply
         out = self._due(n, now)
-        # URLs held already (a chain's still to come among them) are not asked for again
-        wanted = min(n - len(out) - len(self._leased), self._cap - len(self._held_ids))
-        if self._gate.giving_back or (wanted > 0 and now >= self._ask_again):
-            self._sync(wanted, [])
-            now = max(now, self._gate.clock())   # what it leased to start now counts from its reply
+        for part in self._turns():
+            # URLs held already (a chain's still to come among them) are not asked for again
+            wanted = min(n - len(out) - len(self._leased), self._cap - len(self._held_ids))
+            if self._gate.gives_back_to(part) or (wanted > 0 and now >= self._ask_again[part]):
+                self._sync(wanted, [], part)
+                now = max(now, self._gate.clock())   # what it leased to start now counts from its reply
         with self._gate.locked():   # a fetch thread's _pass_on adds to it
             self._leased.sort(key=lambda pair: pair[0])
             due = [item for when, item in self._leased[:n - len(out)] if when <= now]
             del self._leased[:len(due)]
         return out + due
 
-    def _next_chance(self) -> float:
-        """When a URL may be there for us after a sync found fewer than asked:
-        when the open level's next host may start; or, while other workers
-        hold the ready hosts or the level has not closed, when another
-        worker's sync says so (_wait_for_word), at the latest IDLE_SECONDS."""
-        later = self._asked_at + IDLE_SECONDS
-        wait = self._summary.wait
-        return later if wait is None else min(later, self._asked_at + wait)
+    def _turns(self) -> list[int]:
+        """The partitions in the order this pop asks them: each first in turn."""
+        first, self._turn = self._turn, (self._turn + 1) % self._parts
+        return [(first + k) % self._parts for k in range(self._parts)]
+
+    def _next_chance(self, part: int) -> float:
+        """When a URL of partition ``part`` may be there for us after a sync
+        found fewer than asked: when its open level's next host may start;
+        or, while other workers hold the ready hosts or the level has not
+        closed, when another worker's sync says so (_wait_for_word), at the
+        latest IDLE_SECONDS."""
+        later = self._asked_at[part] + IDLE_SECONDS
+        wait = self._summaries[part].wait
+        return later if wait is None else min(later, self._asked_at[part] + wait)
 
     def _due(self, n: int, now: float) -> list[QueuedUrl]:
         """Waiting URLs whose time has come and whose host gives a slot."""
@@ -1573,11 +1994,25 @@ class RedisFrontier:
             return now
         if self._leased:
             return min(when for when, _ in self._leased)
-        if summary is None or summary.finished:
+        if summary is None or self._done():
             return None if not self._waiting else min(w[0] for w in self._waiting)
         times = [w[0] for w in self._waiting]
-        times.append(max(now, self._ask_again))
+        times.append(max(now, min(self._ask_again)))
         return min(times)
+
+    def _done(self) -> bool:
+        """The crawl is finished as far as this worker can tell: with several
+        partitions, their replies' sums are of different moments, so a
+        finish they show is checked over all partitions (at most every
+        POLL_SECONDS while it is not one)."""
+        if not self._summary.finished:
+            return False
+        if self._parts == 1 or self._finished:
+            return True
+        if time.monotonic() >= self._advanced_at + POLL_SECONDS:
+            with self._gate.locked():
+                self._advance()
+        return self._finished
 
     def fetched(self, item: QueuedUrl) -> None:
         """Its slot goes back to Redis with the next sync call (the gate's release)."""
@@ -1589,8 +2024,8 @@ class RedisFrontier:
         """Committed already, by commit()."""
 
     def exhausted(self) -> bool:
-        return (self._summary is not None and self._summary.finished and not self._waiting
-                and not self._leased and not self._held_acks)
+        return (self._summary is not None and not self._waiting and not self._leased
+                and not self._held_acks and self._done())
 
     def push(self, items, taken=frozenset()) -> None:
         raise TypeError("a shared crawl queues URLs only through commit()")
@@ -1645,8 +2080,7 @@ class RedisFrontier:
         with self._gate.locked():   # the tick rewrites the write-ahead under the same lock
             self._ahead.add(item.id, json.dumps(row))
             self._in_chain.discard(item.id)
-            args = [item.id, content_md5 or "", int(expand), len(sent) // 5, *sent]
-            self._held_acks.append((item, args, sent, known, then))
+            self._held_acks.append((item, content_md5 or "", int(expand), sent, known, then))
             if then is not None:   # acknowledged by the next pop, with the others held by then
                 self._held_since = self._held_since or time.monotonic()
                 return None
@@ -1661,16 +2095,72 @@ class RedisFrontier:
         self._tell(answered)
 
     def _acknowledge(self) -> list:
-        """One sync for every held page: [(then, Commit)] in their order."""
+        """One sync for every held page (with several partitions, one in
+        each of their partitions, after the verdicts and offers):
+        [(then, Commit)] in their order."""
         held, self._held_acks, self._held_since = self._held_acks, [], 0.0
         self._ahead.durable()   # a row on disk before Redis hears its page is done
-        replies = self._sync(self.threads - len(self._held_ids) + len(held),
-                             [args for _, args, *_ in held])
+        if self._parts == 1:
+            acks = [[item.id, md5, "", expand, len(sent) // 5, *sent]
+                    for item, md5, expand, sent, *_ in held]
+            replies = dict(zip((page[0].id for page in held),
+                               self._sync(self.threads - len(self._held_ids) + len(held), acks)))
+        else:
+            replies = self._acknowledge_partitioned(held)
         answered = []
-        for (item, _, sent, known, then), reply in zip(held, replies):
-            self._held_ids.discard(item.id)
-            answered.append((then, self._judged(item, sent, known, reply)))
+        for item, _, _, sent, known, then in held:
+            self._held_ids.pop(item.id, None)
+            answered.append((then, self._judged(item, sent, known, replies[item.id])))
         return answered
+
+    def _acknowledge_partitioned(self, held: list) -> dict[int, list]:
+        """The held pages acknowledged over several partitions, in the order
+        that keeps a level exact: each text's verdict from its digest's
+        partition (a duplicate's links are not queued), then the links
+        offered to their hosts' partitions, then each page's sync in its own
+        partition with the links of that one. id -> the page's reply."""
+        verdicts = self._verdicts(held)
+        offers, own = {}, {}
+        for item, _, expand, sent, _, _ in held:
+            home = self._shared.part_of_id(item.id)
+            by_part: dict[int, list] = {}
+            for i in range(0, len(sent), 5):
+                by_part.setdefault(self._shared.part_of(sent[i + 1]), []).extend(sent[i:i + 5])
+            own[item.id] = by_part.pop(home, [])
+            if verdicts.get(item.id, -1) >= 0:
+                continue   # a duplicate: its links are not queued
+            for part, links in by_part.items():
+                offers.setdefault(part, []).append(
+                    (item.id, [item.id, item.level, expand, len(links) // 5, *links]))
+        offered: dict[int, list] = {}
+        for part, pages in offers.items():
+            args = [value for _, page in pages for value in page]
+            for (item_id, _), reply in zip(pages, self._member.run("offer", *args, part=part)):
+                offered.setdefault(item_id, []).append(reply)
+        replies, homes = {}, {}
+        for page in held:
+            homes.setdefault(self._shared.part_of_id(page[0].id), []).append(page)
+        for part, pages in homes.items():
+            acks = [[item.id, "", verdicts.get(item.id, ""), expand, len(own[item.id]) // 5,
+                     *own[item.id]] for item, _, expand, *_ in pages]
+            answers = self._sync(self.threads - len(self._held_ids) + len(pages), acks, part)
+            for (item, *_), reply in zip(pages, answers):
+                self._held_ids.pop(item.id, None)
+                replies[item.id] = _with_offers(reply, offered.get(item.id, ()))
+        return replies
+
+    def _verdicts(self, held: list) -> dict[int, int]:
+        """id -> the first page with its text (-1: it is the first), asked in
+        each digest's partition, one call for the pages of each."""
+        asks: dict[int, list] = {}
+        for item, md5, *_ in held:
+            if md5:
+                asks.setdefault(self._shared.part_of(md5), []).extend((md5, item.id))
+        verdicts = {}
+        for part, args in asks.items():
+            for item_id, first in zip(args[1::2], self._member.run("content", *args, part=part)):
+                verdicts[int(item_id)] = int(first)
+        return verdicts
 
     @staticmethod
     def _tell(answered) -> None:
@@ -1698,8 +2188,33 @@ class RedisFrontier:
                       tuple(pattern.decode("utf-8") for pattern in cut))
 
     def mark_seen(self, item_id: int, url: str, host: str, path: str, pattern: str) -> int:
-        return int(self._member.run("mark", item_id, fingerprint(url), host, path, pattern))
+        """A redirect target of leased page item_id marked seen, in the target's partition."""
+        part = self._shared.part_of(host)
+        level = self._held_ids.get(item_id)
+        if level is None and part != self._shared.part_of_id(item_id):
+            return -1   # not ours (its own partition would say so)
+        if part != self._shared.part_of_id(item_id):
+            self._marked.setdefault(item_id, set()).add(part)
+        return int(self._member.run("mark", item_id, level or 0, fingerprint(url), host, path,
+                                    pattern, part=part))
 
     def written(self, item_id: int) -> None:
         """The row of item_id is in this worker's index.csv: Redis may forget it."""
         self._written.append(item_id)
+
+
+def _with_offers(reply, offered) -> list:
+    """A page's reply from its own partition with what the partitions its
+    links were offered to queued (a partition that refused: a late worker's)."""
+    if not offered or (int(reply[0]) == -1 and len(reply) == 1):
+        return reply
+    original, new, counts, new_count, cut = reply
+    new, counts, cut = list(new), [int(c) for c in counts], list(cut)
+    for answer in offered:
+        if len(answer) == 1:
+            continue
+        more, more_counts, more_cut = answer
+        new += more
+        counts = [a + int(b) for a, b in zip(counts, more_counts)]
+        cut += more_cut
+    return [original, new, counts, int(new_count) + (len(new) - len(reply[1])) // 2, cut]

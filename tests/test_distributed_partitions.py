@@ -1,0 +1,165 @@
+"""A shared crawl partitioned by host over two Redis servers, and over a
+Redis Cluster of three masters, all started by the tests: three workers
+give the one-machine crawl (URLs, levels, bytes), politeness holds per host
+in the servers' logs, and a worker or one Redis server killed -9 (started
+again from its append-only file) loses nothing."""
+import json
+
+import pytest
+
+from controller.config import CrawlConfig
+from controller.engine import Crawl
+from crawldir import rows_of
+from manyhosts import SERVER_SIDE, many_hosts, truth
+from redisserver import RedisServer
+from test_distributed import (PAGES, finish, kill_9, page_requests, start, union_rows, wait_for,
+                              wait_rows)
+from urllist.redisqueue import partition_of, shared_over
+
+DELAY = 0.3   # the workers that join after the first still find work
+
+
+@pytest.fixture(scope="module")
+def hosts():
+    with many_hosts(first_address=100) as sites:
+        yield sites
+
+
+def cleared(hosts):
+    """The sites, their logs emptied: the test's requests only."""
+    for log in hosts[1]:
+        log.clear()
+    return hosts
+
+
+@pytest.fixture(scope="module")
+def single(hosts, tmp_path_factory):
+    """The crawl of one machine, once for the module's tests."""
+    roots, logs = hosts
+    out = tmp_path_factory.mktemp("single") / "out"
+    Crawl(CrawlConfig(seeds=tuple(roots), out=out, delay=0.05, max_depth=0, max_pages=0,
+                      progress=False)).run()
+    return out
+
+
+@pytest.fixture
+def two_servers(tmp_path):
+    with RedisServer(tmp_path / "redis-a") as a, RedisServer(tmp_path / "redis-b") as b:
+        yield a, b
+
+
+def on(urls):
+    return [arg for url in urls for arg in ("--redis", url)]
+
+
+def first_worker(roots, urls, out, *extra):
+    return ["crawl", *roots, *on(urls), "--crawl-id", "t", "--out", str(out), "--delay", str(DELAY),
+            "--max-depth", "0", "--max-pages", "0", "--quiet", *extra]
+
+
+def worker(urls, out, *extra):
+    return ["worker", *on(urls), "--crawl-id", "t", "--out", str(out), "--quiet",
+            "--processes", "1", *extra]
+
+
+def wait_made(urls, procs):
+    """Until the first worker has made the crawl (its partition 0 last)."""
+    crawl = shared_over(urls, "t")
+    wait_for(crawl.exists, procs)
+
+
+def cli_json(*args):
+    from test_distributed import cli
+    done = cli(*args)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout) if done.stdout.startswith("{") else done.stdout
+
+
+def three_workers(roots, logs, urls, tmp_path, single):
+    """Three workers over ``urls``; the one-machine crawl's URLs, levels and
+    bytes, each page fetched once, and every host's requests DELAY apart."""
+    dirs = [tmp_path / f"w{k}" for k in range(3)]
+    procs = [start(first_worker(roots, urls, dirs[0]), tmp_path)]
+    wait_made(urls, procs)
+    procs += [start(worker(urls, d), tmp_path) for d in dirs[1:]]
+    finish(procs)
+    rows = union_rows(dirs)
+    assert {r["url"]: int(r["level"]) for r in rows} == truth(roots)
+    by_url = {r["url"]: r for r in rows_of(single)}
+    for d in dirs:
+        for row in rows_of(d):
+            assert (d / row["html_path"]).read_bytes() == \
+                (single / by_url[row["url"]]["html_path"]).read_bytes()
+    assert max(page_requests(logs).values()) == 1 and len(page_requests(logs)) == PAGES
+    for log in logs:   # every worker's requests to one host, robots.txt too
+        times = sorted(r.time for r in log.snapshot())
+        short = [b - a for a, b in zip(times, times[1:]) if b - a < SERVER_SIDE * DELAY]
+        assert not short, short
+    status = cli_json("status", *on(urls), "--crawl-id", "t", "--format", "json")
+    assert status["finished"] and status["processed"] == PAGES and status["leased"] == 0
+    assert status["flags"][-1] == PAGES and status["workers"] == []
+    return dirs
+
+
+def test_three_workers_over_two_redis_servers_give_the_one_machine_crawl(
+        hosts, tmp_path, two_servers, single):
+    roots, logs = cleared(hosts)
+    urls = [server.url for server in two_servers]
+    three_workers(roots, logs, urls, tmp_path, single)
+    # Each server holds the seen-set of its hosts' URLs, and only those.
+    hosts = {root.split("/")[2] for root in roots}
+    for part, server in enumerate(two_servers):
+        client = server.client()
+        keys = [key.decode() for key in client.scan_iter(match="crawl:*seen:*")]
+        mine = {h for h in hosts if partition_of(h, 2) == part}
+        assert bool(keys) == bool(mine)
+        assert all(key.startswith("crawl:{t}:" if part == 0 else "crawl:{t:1}:") for key in keys)
+    forgot = cli_json("forget", *on(urls), "--crawl-id", "t")
+    assert "forgot crawl t" in forgot
+    assert [server.client().dbsize() for server in two_servers] == [0, 0]
+
+
+def test_a_killed_worker_and_a_killed_redis_server_lose_nothing(hosts, tmp_path,
+                                                                 two_servers):
+    roots, logs = cleared(hosts)
+    urls = [server.url for server in two_servers]
+    dirs = [tmp_path / f"w{k}" for k in range(3)]
+    procs = [start(first_worker(roots, urls, dirs[0], "--lease-seconds", "3"), tmp_path)]
+    wait_made(urls, procs)
+    victim = start(worker(urls, dirs[1], "--worker-id", "victim"), tmp_path)
+    procs.append(start(worker(urls, dirs[2]), tmp_path))
+    wait_rows(dirs[1], 4, procs + [victim])
+    kill_9(victim)
+    two_servers[1].kill()    # kill -9: only its append-only file survives
+    two_servers[1].start()   # same port, same data directory
+    finish(procs)            # the victim's URLs went to the others when its lease ran out
+    # rows the victim committed but had not written: written when it comes back
+    finish([start(worker(urls, dirs[1], "--worker-id", "victim"), tmp_path)])
+    rows = union_rows(dirs)
+    assert {r["url"]: int(r["level"]) for r in rows} == truth(roots)
+
+
+def test_three_workers_over_a_redis_cluster_give_the_one_machine_crawl(
+        hosts, tmp_path, redis_cluster, single):
+    roots, logs = cleared(hosts)
+    three_workers(roots, logs, [redis_cluster.url], tmp_path, single)
+    holding = [node.client().dbsize() > 0 for node in redis_cluster.nodes]
+    assert sum(holding) >= 2, "the partitions' tags all landed on one master"
+
+
+def test_a_page_budget_over_several_servers_and_a_worker_with_other_servers_are_refused(
+        tmp_path, two_servers, hosts):
+    from test_distributed import cli
+    roots, _ = hosts
+    urls = [server.url for server in two_servers]
+    done = cli("crawl", roots[0], *on(urls), "--crawl-id", "t", "--out", str(tmp_path / "w"),
+               "--max-pages", "10")
+    assert done.returncode == 2 and "has no page budget" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert shared_over(urls, "t").parts[0].client.dbsize() == 0
+    crawl = shared_over(urls, "t")
+    crawl.create({}, [], delay=0, per_host=1, max_pages=0, host_cap=0, query_cap=0)
+    done = cli("worker", "--redis", urls[0], "--crawl-id", "t", "--out", str(tmp_path / "w"))
+    assert done.returncode != 0 and "partitioned over 2 partition(s), this worker over 1" \
+        in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
