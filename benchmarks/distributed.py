@@ -48,6 +48,7 @@ import sys
 import threading
 import time
 from collections import Counter, defaultdict
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -141,23 +142,29 @@ class Variant:
     workers: int            # shared workers; 0 = the single-node crawler, no Redis
     processes: int          # each process's --processes
     fsync: str = "always"   # Redis's appendfsync (shared variants)
+    servers: int = 1        # Redis servers the crawl is partitioned over (--redis given so often)
 
     @property
     def label(self) -> str:
         if not self.workers:
             return f"single, --processes {self.processes}"
         fsync = "" if self.fsync == "always" else f", fsync {self.fsync}"
-        return f"{self.workers} worker{'s' if self.workers > 1 else ''}, --processes {self.processes}{fsync}"
+        servers = f", {self.servers} Redis servers" if self.servers > 1 else ""
+        return (f"{self.workers} worker{'s' if self.workers > 1 else ''}, --processes "
+                f"{self.processes}{fsync}{servers}")
 
 
 def variants(workers: list[int], processes: list[int], compare: list[int], everysec: list[int],
-             single_processes: int) -> list[Variant]:
+             single_processes: int, servers: list[int] = (1,)) -> list[Variant]:
     """The single-node crawler; N workers at each --processes; the most workers at the
-    compared --processes; then the everysec ones."""
+    compared --processes; then the everysec ones; then the variants of the most workers
+    again over each number of Redis servers above one."""
     out = [Variant(0, single_processes)]
     out += [Variant(n, p) for p in processes for n in workers]
     out += [Variant(max(workers), p) for p in compare if p not in processes]
     out += [Variant(n, processes[0], "everysec") for n in everysec]
+    most = [v for v in out if v.workers == max(workers)]
+    out += [replace(v, servers=k) for k in servers if k > 1 for v in most]
     return out
 
 
@@ -220,12 +227,16 @@ class Reading:
     clock: float
     busy_s: float       # the whole machine's busy CPU
     nginx_s: float
-    redis_s: float      # the redis-server process's CPU (0 without Redis)
+    redis_each: tuple[float, ...]   # each redis-server's CPU (none without Redis)
+
+    @property
+    def redis_s(self) -> float:
+        return sum(self.redis_each)
 
 
-def read(server: Nginx, client: redis.Redis | None) -> Reading:
+def read(server: Nginx, clients: list[redis.Redis]) -> Reading:
     return Reading(time.perf_counter(), system_busy_seconds(), server.cpu_seconds(),
-                   redis_cpu(client) if client else 0.0)
+                   tuple(redis_cpu(client) for client in clients))
 
 
 def redis_cpu(client: redis.Redis) -> float:
@@ -233,19 +244,41 @@ def redis_cpu(client: redis.Redis) -> float:
     return cpu["used_cpu_user"] + cpu["used_cpu_sys"]
 
 
-def script_stats(client: redis.Redis) -> dict:
+def script_stats(clients: list[redis.Redis]) -> dict:
     """EVALSHA calls and their time inside Redis, and every command counted (scripts' inner
-    commands included), since the last CONFIG RESETSTAT."""
-    stats = client.info("commandstats")
-    evalsha = stats.get("cmdstat_evalsha", {"calls": 0, "usec": 0})
-    return {"evalsha_calls": evalsha["calls"], "evalsha_usec": evalsha["usec"],
-            "commands": sum(s["calls"] for s in stats.values())}
+    commands included), since the last CONFIG RESETSTAT; summed over the servers."""
+    out = Counter()
+    for client in clients:
+        stats = client.info("commandstats")
+        evalsha = stats.get("cmdstat_evalsha", {"calls": 0, "usec": 0})
+        out.update({"evalsha_calls": evalsha["calls"], "evalsha_usec": evalsha["usec"],
+                    "commands": sum(s["calls"] for s in stats.values())})
+    return dict(out)
 
 
-def redis_left(client: redis.Redis, data_dir: Path) -> dict:
+def redis_left_all(servers: list[RedisServer]) -> dict:
+    """redis_left of every server (partition k on server k), summed."""
+    lefts = [redis_left(redis.Redis.from_url(s.url, client_name=HARNESS), s.data_dir,
+                        partition_prefix(k)) for k, s in enumerate(servers)]
+    out = {name: sum(left[name] for left in lefts)
+           for name in ("used_memory", "seen_keys", "seen_urls", "seen_bytes", "aof_bytes")}
+    keys: dict = defaultdict(lambda: {"keys": 0, "bytes": 0})
+    for left in lefts:
+        for pattern, counts in left["keys"].items():
+            keys[pattern]["keys"] += counts["keys"]
+            keys[pattern]["bytes"] += counts["bytes"]
+    return {**out, "keys": dict(sorted(keys.items()))}
+
+
+def partition_prefix(part: int) -> str:
+    """The keys' prefix of partition ``part`` (urllist.redisqueue.prefix_of)."""
+    return PREFIX if part == 0 else f"crawl:{{{CRAWL_ID}:{part}}}:"
+
+
+def redis_left(client: redis.Redis, data_dir: Path, prefix: str = PREFIX) -> dict:
     """What the crawl leaves in Redis: bytes and keys per key pattern, the seen set (one set
     ``seen`` or the sets ``seen:*``), the AOF."""
-    keys = list(client.scan_iter(match=PREFIX + "*", count=1000))
+    keys = list(client.scan_iter(match=prefix + "*", count=1000))
     pipe = client.pipeline(transaction=False)
     for key in keys:
         pipe.memory_usage(key, samples=0)
@@ -254,7 +287,7 @@ def redis_left(client: redis.Redis, data_dir: Path) -> dict:
     groups: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     seen = []
     for key, size, kind in zip(keys, replies[0::2], replies[1::2]):
-        pattern = key_pattern(key.decode()[len(PREFIX):])
+        pattern = key_pattern(key.decode()[len(prefix):])
         groups[pattern][0] += 1
         groups[pattern][1] += size or 0
         if pattern in ("seen", "seen:*") and kind == b"set":
@@ -399,6 +432,7 @@ class Run:
     max_rss_kb: int = 0            # the largest worker
     nginx_cpu_s: float = 0.0
     redis_cpu_s: float = 0.0
+    redis_cpu_each_s: list = field(default_factory=list)   # per Redis server
     other_cpu_s: float = 0.0       # the rest of the machine meanwhile
     pages: int = 0                 # site pages saved byte-identical on their BFS levels' counts
     levels_exact: bool = False
@@ -439,7 +473,7 @@ def run_once(setting: Setting, variant: Variant, server: Nginx, run_dir: Path, r
         dirs = run_shared(setting, variant, server, run_dir, run, timeout, profile)
     else:
         dirs = [run_dir / "out"]
-        measure_run(run, server, None, timeout, lambda: [Timed.start(
+        measure_run(run, server, [], timeout, lambda: [Timed.start(
             [CRAWLER, "crawl", *crawl_args(setting, server), "--out", str(dirs[0]),
              "--processes", str(variant.processes)], run_dir / "logs", setting.env())])
     server.mark()   # a barrier: every request of the run is in the log after it
@@ -454,38 +488,43 @@ def run_shared(setting: Setting, variant: Variant, server: Nginx, run_dir: Path,
                timeout: float, profile: bool) -> list[Path]:
     dirs = [run_dir / f"w{k}" for k in range(variant.workers)]
     own = ("--processes", str(variant.processes))
-    with RedisServer(run_dir / "redis", extra=("--appendfsync", variant.fsync)) as redis_server:
-        client = redis.Redis.from_url(redis_server.url, client_name=HARNESS)
-        assert client.config_get("appendfsync")["appendfsync"] == variant.fsync
-        client.config_resetstat()
-        watch = Profile(redis_server.url, setting.source) if profile else None
+    with ExitStack() as stack:
+        servers = [stack.enter_context(RedisServer(run_dir / f"redis{k or ''}",
+                                                   extra=("--appendfsync", variant.fsync)))
+                   for k in range(variant.servers)]
+        clients = [redis.Redis.from_url(s.url, client_name=HARNESS) for s in servers]
+        on = [arg for s in servers for arg in ("--redis", s.url)]
+        for client in clients:
+            assert client.config_get("appendfsync")["appendfsync"] == variant.fsync
+            client.config_resetstat()
+        watch = Profile(servers[0].url, setting.source) if profile else None
 
         def start() -> list[Timed]:
-            first = Timed.start([CRAWLER, "crawl", *crawl_args(setting, server), "--redis",
-                                 redis_server.url, "--crawl-id", CRAWL_ID, "--out", str(dirs[0]),
+            first = Timed.start([CRAWLER, "crawl", *crawl_args(setting, server), *on,
+                                 "--crawl-id", CRAWL_ID, "--out", str(dirs[0]),
                                  *own], run_dir / "logs-w0", setting.env())
-            wait_created(client, first, time.monotonic() + START_TIMEOUT_S)
-            return [first] + [Timed.start([CRAWLER, "worker", "--redis", redis_server.url,
+            wait_created(clients[0], first, time.monotonic() + START_TIMEOUT_S)
+            return [first] + [Timed.start([CRAWLER, "worker", *on,
                                            "--crawl-id", CRAWL_ID, "--out", str(d), "--quiet", *own],
                                           run_dir / f"logs-w{k}", setting.env())
                               for k, d in enumerate(dirs[1:], 1)]
         if watch:
             watch.start()
-        measure_run(run, server, client, timeout, start)
+        measure_run(run, server, clients, timeout, start)
         if watch:
             run.profile = watch.finish()
-        run.scripts = script_stats(client)
-        run.left = redis_left(client, redis_server.data_dir)
+        run.scripts = script_stats(clients)
+        run.left = redis_left_all(servers)
     return dirs
 
 
-def measure_run(run: Run, server: Nginx, client: redis.Redis | None, timeout: float,
+def measure_run(run: Run, server: Nginx, clients: list[redis.Redis], timeout: float,
                 start) -> None:
     """Readings, start() (the commands), their end, readings again."""
-    before = read(server, client)
+    before = read(server, clients)
     timed = start()
     run.exit_ok = wait_all(timed, time.monotonic() + timeout)
-    after = read(server, client)
+    after = read(server, clients)
     run.exit_ok = run.exit_ok and all(t.proc.returncode == 0 for t in timed)
     usages = [t.usage() for t in timed]
     run.wall_s = after.clock - before.clock
@@ -493,6 +532,7 @@ def measure_run(run: Run, server: Nginx, client: redis.Redis | None, timeout: fl
     run.max_rss_kb = max(u.max_rss_kb for u in usages)
     run.nginx_cpu_s = after.nginx_s - before.nginx_s
     run.redis_cpu_s = after.redis_s - before.redis_s
+    run.redis_cpu_each_s = [a - b for a, b in zip(after.redis_each, before.redis_each)]
     run.other_cpu_s = max(0.0, after.busy_s - before.busy_s - run.worker_cpu_s
                           - run.nginx_cpu_s - run.redis_cpu_s)
 
@@ -575,6 +615,7 @@ def summarize(runs: list[Run], settings: dict[str, Setting]) -> list[dict]:
         rows.append({
             "setting": key[0], "variant": key[1], "workers": mine[0].workers,
             "processes": mine[0].processes, "fsync": mine[0].fsync, "rounds": len(mine),
+            "servers": max(1, len(mine[0].redis_cpu_each_s)),
             "pages_per_s": med(lambda r: r.pages_per_s), "wall_s": med(lambda r: r.wall_s),
             "span_s": med(lambda r: r.span_s),
             "x_single": statistics.median(ratios) if ratios else None,
@@ -582,6 +623,8 @@ def summarize(runs: list[Run], settings: dict[str, Setting]) -> list[dict]:
             "of_barrier": barrier / med(lambda r: r.wall_s) if barrier else None,
             "worker_cpu_ms_per_page": med(lambda r: 1000 * r.per_page(r.worker_cpu_s)),
             "redis_cpu_us_per_page": med(lambda r: 1e6 * r.per_page(r.redis_cpu_s)),
+            "busiest_redis_us_per_page": med(lambda r: 1e6 * r.per_page(max(r.redis_cpu_each_s or [0]))),
+            "aof_bytes_per_page": med(lambda r: r.per_page(r.left.get("aof_bytes", 0))),
             "calls_per_page": med(lambda r: r.per_page(r.scripts.get("evalsha_calls", 0))),
             "usec_per_call": med(lambda r: r.scripts["evalsha_usec"] / r.scripts["evalsha_calls"]
                                  if r.scripts.get("evalsha_calls") else 0.0),
@@ -596,7 +639,8 @@ def summarize(runs: list[Run], settings: dict[str, Setting]) -> list[dict]:
 
 THROUGHPUT_COLUMNS = ("setting", "variant", "pages/s", "× single", "÷ hosts/delay",
                       "barrier bound ÷ wall", "wall s",
-                      "worker CPU ms/page", "Redis CPU µs/page", "script calls/page",
+                      "worker CPU ms/page", "Redis CPU µs/page", "busiest Redis µs/page",
+                      "AOF B/page", "script calls/page",
                       "µs/call in Redis", "cores busy", "other load", "merge s", "checked")
 
 
@@ -605,6 +649,8 @@ def throughput_table(rows: list[dict]) -> str:
               _fraction(r["of_allowed"]), _fraction(r["of_barrier"]), f"{r['wall_s']:.1f}",
               f"{r['worker_cpu_ms_per_page']:.2f}",
               _blank(r["workers"], f"{r['redis_cpu_us_per_page']:.0f}"),
+              _blank(r["workers"], f"{r.get('busiest_redis_us_per_page', 0):.0f}"),
+              _blank(r["workers"], f"{r.get('aof_bytes_per_page', 0):,.0f}"),
               _blank(r["workers"], f"{r['calls_per_page']:.2f}"),
               _blank(r["workers"], f"{r['usec_per_call']:.0f}"),
               f"{r['cores_busy']:.2f}", f"{r['other_cores']:.2f}",
@@ -713,12 +759,13 @@ def scale(rows: list[dict], runs: list[Run], mem: dict) -> dict:
     out = {}
     for name in dict.fromkeys(r["setting"] for r in rows):
         mine = [r for r in rows if r["setting"] == name and r["workers"]]
-        always = [r for r in mine if r["fsync"] == "always"]
+        always = [r for r in mine if r["fsync"] == "always" and r.get("servers", 1) == 1]
         if not always:
             continue
         one = min(always, key=lambda r: r["workers"])   # the first of the fewest: main --processes
         most = max((r for r in always if r["processes"] == one["processes"]), key=lambda r: r["workers"])
-        everysec = [r for r in mine if r["fsync"] == "everysec" and r["workers"] == most["workers"]]
+        everysec = [r for r in mine if r["fsync"] == "everysec" and r["workers"] == most["workers"]
+                    and r.get("servers", 1) == 1]
         profiled = next((r for r in runs if r.setting == name and r.profile), None)
         capacity = 1e6 / most["redis_cpu_us_per_page"] if most["redis_cpu_us_per_page"] else None
         out[name] = {
@@ -849,7 +896,7 @@ def measure(setting: Setting, plan: list[Variant], rounds: int, profile: bool, w
     with Nginx({site.address: site.root for site in setting.sites}) as server:
         schedule = [(n, v, False) for n in range(1, rounds + 1) for v in plan]
         if profile and any(v.workers for v in plan):
-            schedule.append((1, max((v for v in plan if v.fsync == "always"),
+            schedule.append((1, max((v for v in plan if v.fsync == "always" and v.servers == 1),
                                     key=lambda v: v.workers), True))
         for round_no, variant, profiled in schedule:
             run_dir = work / "runs" / "distributed" / f"{setting.name}-{len(runs)}"
@@ -922,6 +969,10 @@ def _rounds(text: str, names: list[str]) -> dict[str, int]:
               help="Also run the most workers with each of these --processes (empty: none).")
 @click.option("--single-processes", type=click.IntRange(min=0), default=1, show_default=True,
               help="--processes of the single-node crawler (1: its default on 2 cores).")
+@click.option("--servers", default="1", show_default=True,
+              help="Redis servers of the shared variants, comma-separated: with a number above "
+                   "1, the variants of the most workers run again over that many servers (the "
+                   "crawl partitioned by host, --redis given that often).")
 @click.option("--everysec", default="3", show_default=True,
               help="Worker counts also run with appendfsync everysec (empty: none).")
 @click.option("--rounds", default="2,1", show_default=True,
@@ -940,7 +991,7 @@ def _rounds(text: str, names: list[str]) -> dict[str, int]:
               help="Seconds allowed per run.")
 @click.option("--keep-output", is_flag=True, help="Keep every run's directory under --work/runs/distributed.")
 def main(names, pages, hosts, host_pages, delay, workers, processes, compare, single_processes,
-         everysec, rounds, crawl_args, ours_commit, label, profile, save, work, results_dir, results_md, timeout,
+         servers, everysec, rounds, crawl_args, ours_commit, label, profile, save, work, results_dir, results_md, timeout,
          keep_output) -> None:
     """Pages/s of N workers sharing one crawl through Redis, against the single-node crawler,
     and what Redis costs per page and per URL.
@@ -959,7 +1010,8 @@ def main(names, pages, hosts, host_pages, delay, workers, processes, compare, si
     tree = tree or REPO
     settings = {n: replace(makers[n](), options=tuple(shlex.split(crawl_args)), source=tree)
                 for n in names.split(",")}
-    plan = variants(_ints(workers), _ints(processes), _ints(compare), _ints(everysec), single_processes)
+    plan = variants(_ints(workers), _ints(processes), _ints(compare), _ints(everysec), single_processes,
+                    _ints(servers))
     rounds = _rounds(rounds, list(settings))
     started, clock, before = datetime.now(timezone.utc), time.perf_counter(), machine()
     code = code_digest(tree)

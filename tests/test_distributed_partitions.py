@@ -12,8 +12,8 @@ from controller.engine import Crawl
 from crawldir import rows_of
 from manyhosts import SERVER_SIDE, many_hosts, truth
 from redisserver import RedisServer
-from test_distributed import (PAGES, finish, kill_9, page_requests, start, union_rows, wait_for,
-                              wait_rows)
+from test_distributed import (PAGES, assert_merge_is_the_single_crawl, finish, kill_9,
+                              page_requests, start, union_rows, wait_for, wait_rows)
 from urllist.redisqueue import partition_of, shared_over
 
 DELAY = 0.3   # the workers that join after the first still find work
@@ -38,7 +38,7 @@ def single(hosts, tmp_path_factory):
     roots, logs = hosts
     out = tmp_path_factory.mktemp("single") / "out"
     Crawl(CrawlConfig(seeds=tuple(roots), out=out, delay=0.05, max_depth=0, max_pages=0,
-                      progress=False)).run()
+                      warc=True, progress=False)).run()
     return out
 
 
@@ -77,9 +77,10 @@ def cli_json(*args):
 
 def three_workers(roots, logs, urls, tmp_path, single):
     """Three workers over ``urls``; the one-machine crawl's URLs, levels and
-    bytes, each page fetched once, and every host's requests DELAY apart."""
+    bytes, each page fetched once, and every host's requests DELAY apart;
+    merged, the one-machine crawl's index, report, WARC and export."""
     dirs = [tmp_path / f"w{k}" for k in range(3)]
-    procs = [start(first_worker(roots, urls, dirs[0]), tmp_path)]
+    procs = [start(first_worker(roots, urls, dirs[0], "--warc"), tmp_path)]
     wait_made(urls, procs)
     procs += [start(worker(urls, d), tmp_path) for d in dirs[1:]]
     finish(procs)
@@ -98,6 +99,7 @@ def three_workers(roots, logs, urls, tmp_path, single):
     status = cli_json("status", *on(urls), "--crawl-id", "t", "--format", "json")
     assert status["finished"] and status["processed"] == PAGES and status["leased"] == 0
     assert status["flags"][-1] == PAGES and status["workers"] == []
+    assert_merge_is_the_single_crawl(tmp_path, dirs, single)
     return dirs
 
 
