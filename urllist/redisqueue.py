@@ -2118,44 +2118,54 @@ class RedisFrontier:
         that keeps a level exact: each text's verdict from its digest's
         partition (a duplicate's links are not queued), then the links
         offered to their hosts' partitions, then each page's sync in its own
-        partition with the links of that one. id -> the page's reply."""
-        verdicts = self._verdicts(held)
-        offers, own = {}, {}
-        for item, _, expand, sent, _, _ in held:
-            home = self._shared.part_of_id(item.id)
+        partition with the links of that one. A page whose digest and links
+        are all in its own partition is judged in its sync, as with one
+        partition. id -> the page's reply."""
+        own, foreign = {}, {}
+        for item, _, _, sent, _, _ in held:
             by_part: dict[int, list] = {}
             for i in range(0, len(sent), 5):
                 by_part.setdefault(self._shared.part_of(sent[i + 1]), []).extend(sent[i:i + 5])
-            own[item.id] = by_part.pop(home, [])
-            if verdicts.get(item.id, -1) >= 0:
-                continue   # a duplicate: its links are not queued
-            for part, links in by_part.items():
-                offers.setdefault(part, []).append(
-                    (item.id, [item.id, item.level, expand, len(links) // 5, *links]))
-        offered: dict[int, list] = {}
-        for part, pages in offers.items():
-            args = [value for _, page in pages for value in page]
-            for (item_id, _), reply in zip(pages, self._member.run("offer", *args, part=part)):
-                offered.setdefault(item_id, []).append(reply)
+            own[item.id] = by_part.pop(self._shared.part_of_id(item.id), [])
+            foreign[item.id] = by_part
+        asked = [page for page in held if page[1] and (
+            foreign[page[0].id] or self._shared.part_of(page[1]) != self._shared.part_of_id(page[0].id))]
+        verdicts = self._verdicts(asked)
+        offered = self._offer([page for page in held if verdicts.get(page[0].id, -1) < 0], foreign)
         replies, homes = {}, {}
         for page in held:
             homes.setdefault(self._shared.part_of_id(page[0].id), []).append(page)
         for part, pages in homes.items():
-            acks = [[item.id, "", verdicts.get(item.id, ""), expand, len(own[item.id]) // 5,
-                     *own[item.id]] for item, _, expand, *_ in pages]
+            # the md5 asked in the sync only where no verdict was asked before
+            acks = [[item.id, "" if item.id in verdicts else md5, verdicts.get(item.id, ""), expand,
+                     len(own[item.id]) // 5, *own[item.id]] for item, md5, expand, *_ in pages]
             answers = self._sync(self.threads - len(self._held_ids) + len(pages), acks, part)
             for (item, *_), reply in zip(pages, answers):
                 self._held_ids.pop(item.id, None)
                 replies[item.id] = _with_offers(reply, offered.get(item.id, ()))
         return replies
 
+    def _offer(self, pages: list, foreign: dict) -> dict[int, list]:
+        """The pages' links of other partitions than their own offered there,
+        one call a partition: id -> the replies."""
+        offers: dict[int, list] = {}
+        for item, _, expand, *_ in pages:
+            for part, links in foreign[item.id].items():
+                offers.setdefault(part, []).append(
+                    (item.id, [item.id, item.level, expand, len(links) // 5, *links]))
+        offered: dict[int, list] = {}
+        for part, batch in offers.items():
+            args = [value for _, page in batch for value in page]
+            for (item_id, _), reply in zip(batch, self._member.run("offer", *args, part=part)):
+                offered.setdefault(item_id, []).append(reply)
+        return offered
+
     def _verdicts(self, held: list) -> dict[int, int]:
         """id -> the first page with its text (-1: it is the first), asked in
         each digest's partition, one call for the pages of each."""
         asks: dict[int, list] = {}
         for item, md5, *_ in held:
-            if md5:
-                asks.setdefault(self._shared.part_of(md5), []).extend((md5, item.id))
+            asks.setdefault(self._shared.part_of(md5), []).extend((md5, item.id))
         verdicts = {}
         for part, args in asks.items():
             for item_id, first in zip(args[1::2], self._member.run("content", *args, part=part)):
