@@ -25,6 +25,10 @@ each worker as its own clients either way (its own connections, worker id
 and tick). The driver's pages/s is therefore bounded by this process's
 Python; the capacity of one Redis core is 10^6 / (Redis CPU us a page).
 
+With ``--servers N`` the crawl is partitioned over N redis-servers (as
+``--redis`` given N times): the Redis CPU is every server's, and the
+capacity is 10^6 / (the busiest server's CPU us a page).
+
 Measured over the crawl (from the first join to the last leave), from the
 server itself: ``INFO cpu`` (Redis CPU), ``INFO commandstats`` (script calls,
 every command including the scripts' own), the AOF's size. Checked: every
@@ -46,6 +50,7 @@ import sys
 import threading
 import time
 from collections import Counter, deque
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from functools import cached_property
 from datetime import datetime, timezone
@@ -55,6 +60,7 @@ if __package__ in (None, ""):   # run as a file: make `benchmarks` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import click
+import redis
 
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR.parent / "tests"))   # tests/redisserver.py starts the server
@@ -114,8 +120,8 @@ class Worker:
     """A worker process's calls to Redis, with its fetch threads simulated:
     a page popped now is "fetched" ``fetch_s`` later, then acknowledged."""
 
-    def __init__(self, url: str, name: str, graph: Graph, threads: int, fetch_s: float) -> None:
-        self.shared = SharedCrawl(connect(url), CRAWL_ID)
+    def __init__(self, urls: list[str], name: str, graph: Graph, threads: int, fetch_s: float) -> None:
+        self.shared = SharedCrawl([connect(url) for url in urls], CRAWL_ID)
         self.woken = threading.Event()
         self.gate = RedisGate(self.shared, name, Cancelled)
         self.frontier = RedisFrontier(self.shared, self.gate, threads, wake=self.woken.set)
@@ -192,6 +198,12 @@ class Run:
     aof_bytes: int
     problems: list[str]
     by_command: dict[str, int]   # INFO commandstats: calls of each command (scripts' own included)
+    servers: int = 1             # Redis servers the crawl is partitioned over
+    busiest_cpu_s: float = 0.0   # the CPU of the server that spent the most
+
+    @property
+    def busiest_us_per_page(self) -> float:
+        return (self.busiest_cpu_s or self.redis_cpu_s) * 1e6 / self.pages
 
     @property
     def us_per_page(self) -> float:
@@ -206,35 +218,43 @@ def aof_bytes(data_dir: Path) -> int:
 
 
 def replay(graph: Graph, hosts: int, workers: int, fsync: str, threads: int, fetch_s: float,
-           delay: float, work: Path) -> Run:
-    data = work / f"redis-{hosts}-{workers}-{fsync}"
+           delay: float, work: Path, servers: int = 1) -> Run:
+    data = [work / f"redis-{hosts}-{workers}-{fsync}-{servers}-{k}" for k in range(servers)]
     extra = ("--appendfsync", fsync, "--auto-aof-rewrite-percentage", "0")
-    with RedisServer(data, extra=extra) as server:
-        client = server.client()
+    with ExitStack() as stack:
+        urls = [stack.enter_context(RedisServer(d, extra=extra)).url for d in data]
+        clients = [redis.Redis.from_url(url) for url in urls]
+        crawl = SharedCrawl(clients, CRAWL_ID)
         seed = graph.urls[0]
-        SharedCrawl(client, CRAWL_ID).create({"replay": True}, [(seed, *trap_keys(seed))], delay=delay,
-                                             per_host=1, max_pages=0, host_cap=0, query_cap=0)
-        crew = [Worker(server.url, f"w{i}", graph, threads, fetch_s) for i in range(workers)]
-        client.config_resetstat()
-        cpu0, aof0, start = redis_cpu(client), aof_bytes(data), time.perf_counter()
+        crawl.create({"replay": True}, [(seed, *trap_keys(seed))], delay=delay,
+                     per_host=1, max_pages=0, host_cap=0, query_cap=0)
+        crew = [Worker(urls, f"w{i}", graph, threads, fetch_s) for i in range(workers)]
+        for client in clients:
+            client.config_resetstat()
+        cpu0, start = [redis_cpu(c) for c in clients], time.perf_counter()
+        aof0 = sum(aof_bytes(d) for d in data)
         threads_ = [threading.Thread(target=w.run) for w in crew]
         for t in threads_:
             t.start()
         for t in threads_:
             t.join()
-        stats, cpu = script_stats(client), redis_cpu(client) - cpu0
-        by_command = {name.removeprefix("cmdstat_"): s["calls"]
-                      for name, s in client.info("commandstats").items()}
-        problems = check(graph, crew, client.hgetall(f"crawl:{{{CRAWL_ID}}}:state"))
+        cpu = [redis_cpu(c) - before for c, before in zip(clients, cpu0)]
+        stats, by_command, state = script_stats(clients), Counter(), Counter()
+        for client, part in zip(clients, crawl.parts):
+            by_command.update({name.removeprefix("cmdstat_"): s["calls"]
+                               for name, s in client.info("commandstats").items()})
+            state.update({k.decode(): int(v) for k, v in client.hgetall(part.prefix + "state").items()})
+        problems = check(graph, crew, state)
         end = max((w.last_ack for w in crew), default=start)
-        return Run(hosts, workers, fsync, sum(len(w.acked) for w in crew), end - start, cpu,
-                   stats["evalsha_calls"], stats["commands"], aof_bytes(data) - aof0, problems,
-                   by_command)
+        return Run(hosts, workers, fsync, sum(len(w.acked) for w in crew), end - start, sum(cpu),
+                   stats["evalsha_calls"], stats["commands"], sum(aof_bytes(d) for d in data) - aof0,
+                   problems, dict(by_command), servers, max(cpu))
 
 
 def check(graph: Graph, crew: list[Worker], state: dict) -> list[str]:
     """What is wrong with the crawl's result ([] when nothing): every page of the
-    graph acknowledged once, at its BFS level; Redis's counts the same."""
+    graph acknowledged once, at its BFS level; Redis's counts (``state``, summed
+    over the partitions) the same."""
     problems = [f"worker {w.gate.member.worker} failed: {w.error!r}" for w in crew if w.error]
     refused = sum(w.refused for w in crew)
     if refused:   # no worker is killed or stalled here: every lease should hold
@@ -251,7 +271,7 @@ def check(graph: Graph, crew: list[Worker], state: dict) -> list[str]:
     if wrong:
         problems.append(f"{len(wrong)} pages at the wrong level, e.g. {wrong[0][0]} at "
                         f"{wrong[0][1]}, BFS says {truth.get(wrong[0][0])}")
-    counts = {k.decode(): int(v) for k, v in state.items()}
+    counts = {k.decode() if isinstance(k, bytes) else k: int(v) for k, v in state.items()}
     if counts.get("processed") != len(graph.urls) or counts.get("next_id") != len(graph.urls):
         problems.append(f"Redis counts processed {counts.get('processed')} of "
                         f"{counts.get('next_id')} queued, the graph has {len(graph.urls)}")
@@ -260,7 +280,9 @@ def check(graph: Graph, crew: list[Worker], state: dict) -> list[str]:
 
 # -- output ----------------------------------------------------------------------------
 def row(run: Run) -> dict:
-    return {**asdict(run), "us_per_page": run.us_per_page, "capacity_pages_per_s": 1e6 / run.us_per_page,
+    return {**asdict(run), "us_per_page": run.us_per_page,
+            "busiest_us_per_page": run.busiest_us_per_page,
+            "capacity_pages_per_s": 1e6 / run.busiest_us_per_page,
             "pages_per_s": run.pages / run.wall_s, "redis_busy": run.redis_cpu_s / run.wall_s,
             "calls_per_page": run.per_page(run.script_calls),
             "commands_per_page": run.per_page(run.commands),
@@ -269,10 +291,12 @@ def row(run: Run) -> dict:
 
 
 def table(rows: list[dict]) -> str:
-    head = ["hosts", "workers", "fsync", "pages", "Redis CPU µs/page", "capacity pages/s (10⁶ ÷ µs)",
+    head = ["hosts", "workers", "fsync", "pages", "Redis servers", "Redis CPU µs/page",
+            "busiest server µs/page", "capacity pages/s (10⁶ ÷ busiest µs)",
             "script calls/page", "commands/page", "SADD/page", "AOF B/page", "pages/s", "Redis busy", "check"]
     return markdown_table(head, [
-        (f"{r['hosts']:,}", str(r["workers"]), r["fsync"], f"{r['pages']:,}", f"{r['us_per_page']:,.0f}",
+        (f"{r['hosts']:,}", str(r["workers"]), r["fsync"], f"{r['pages']:,}", str(r.get("servers", 1)),
+         f"{r['us_per_page']:,.0f}", f"{r.get('busiest_us_per_page', r['us_per_page']):,.0f}",
          f"{r['capacity_pages_per_s']:,.0f}", f"{r['calls_per_page']:.2f}", f"{r['commands_per_page']:.1f}",
          f"{r['sadd_per_page']:.1f}", f"{r['aof_bytes_per_page']:,.0f}", f"{r['pages_per_s']:,.0f}",
          f"{r['redis_busy']:.0%}",
@@ -282,7 +306,7 @@ def table(rows: list[dict]) -> str:
 def section(result: dict) -> str:
     o = result["options"]
     return "\n".join([
-        SECTION_TITLE, "",
+        SECTION_TITLE + (f" — {result['label']}" if result.get("label") else ""), "",
         f"`.venv/bin/python -m benchmarks.redis_replay {result['argv']}`; {result['started'][:16]} UTC, "
         f"{result['redis']}, {result['machine'].get('cpu', '')}, load average "
         f"{' '.join(result['machine'].get('load_average', []))}; raw numbers: "
@@ -303,7 +327,9 @@ def store(result: dict, results_dir: Path, results_md: Path) -> Path:
     raw = results_dir / "redis-replay" / f"{result['name']}.json"
     raw.parent.mkdir(parents=True, exist_ok=True)
     raw.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-    (results_dir / "redis-replay.md").write_text(section(result), encoding="utf-8")
+    slug = "".join(c if c.isalnum() else "-" for c in result.get("label", "").lower())
+    (results_dir / f"redis-replay{'-' + slug if slug else ''}.md").write_text(section(result),
+                                                                             encoding="utf-8")
     results_md.write_text(render_results(results_dir), encoding="utf-8")
     return raw
 
@@ -335,9 +361,13 @@ def _ints(text: str, option: str) -> list[int]:
               help="Simulated fetch time a page.")
 @click.option("--delay", type=click.FloatRange(min=0), default=0.0, show_default=True,
               help="The crawl's politeness delay, seconds.")
+@click.option("--servers", "server_counts", default="1", show_default=True,
+              help="Comma-separated counts of Redis servers the crawl is partitioned over.")
+@click.option("--label", default="", help="Names this result's own section (and its file "
+                                          "results/redis-replay-LABEL.md), beside the default run's.")
 @stored_options
-def main(pages, host_counts, worker_counts, policies, links, new_share, threads, fetch_ms, delay, save, work,
-         results_dir, results_md) -> None:
+def main(pages, host_counts, worker_counts, policies, links, new_share, threads, fetch_ms, delay,
+         server_counts, label, save, work, results_dir, results_md) -> None:
     """Redis CPU, calls, commands and AOF a page of W simulated workers sharing one crawl."""
     hosts_list, workers_list = _ints(host_counts, "--hosts"), _ints(worker_counts, "--workers")
     policies = [p.strip() for p in policies.split(",")]
@@ -348,12 +378,17 @@ def main(pages, host_counts, worker_counts, policies, links, new_share, threads,
     for hosts in hosts_list:
         graph = Graph.make(pages, hosts, links, new_share)
         for fsync in policies:
-            for workers in workers_list:
-                run = replay(graph, hosts, workers, fsync, threads, fetch_ms / 1000, delay, work)
-                click.echo(f"{hosts} hosts, {workers} workers, {fsync}: {run.us_per_page:,.0f} µs/page"
-                           f"{'' if not run.problems else ' FAILED'}", err=True)
-                runs.append(run)
-    result = {"name": f"redis-replay-{started:%Y%m%d-%H%M%S}", "started": started.isoformat(),
+            for servers in _ints(server_counts, "--servers"):
+                for workers in workers_list:
+                    run = replay(graph, hosts, workers, fsync, threads, fetch_ms / 1000, delay, work,
+                                 servers)
+                    click.echo(f"{hosts} hosts, {workers} workers, {fsync}, {servers} server(s): "
+                               f"{run.us_per_page:,.0f} µs/page, the busiest server "
+                               f"{run.busiest_us_per_page:,.0f}{'' if not run.problems else ' FAILED'}",
+                               err=True)
+                    runs.append(run)
+    result = {"name": f"redis-replay-{started:%Y%m%d-%H%M%S}", "label": label,
+              "started": started.isoformat(),
               "argv": shlex.join(sys.argv[1:]), "machine": before, "redis": redis_version(),
               "options": {"pages": pages, "links": links, "new_share": new_share, "threads": threads,
                           "fetch_ms": fetch_ms, "delay": delay, "fsync": policies},

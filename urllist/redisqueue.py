@@ -607,8 +607,8 @@ end
 -- here, or dup: the original's id or -1 as another partition answered;
 -- '' = none), its links of this partition (ARGV[at ...]) queued if new, and
 -- what its row needs from Redis kept until the worker has written it (the
--- row is in its write-ahead).
-local function ack(w, id, md5, dup, expand, at, links)
+-- row is in its write-ahead; elsewhere: its new links other partitions queued).
+local function ack(w, id, md5, dup, elsewhere, expand, at, links)
   local entry = redis.call('HGET', p .. 'lease:' .. w, id)
   if not entry then
     local done = redis.call('HGET', p .. 'rows:' .. w, id)
@@ -626,7 +626,7 @@ local function ack(w, id, md5, dup, expand, at, links)
   if original < 0 then offered = offer_links(id, level, expand, at, links) end
   local new = offered[1]
   ACKED.rows[#ACKED.rows + 1] = id
-  ACKED.rows[#ACKED.rows + 1] = (#new / 2) .. '\t' .. original
+  ACKED.rows[#ACKED.rows + 1] = (#new / 2 + (tonumber(elsewhere) or 0)) .. '\t' .. original
   return {original, new, offered[2], #new / 2, offered[3]}
 end
 
@@ -647,8 +647,8 @@ end
 # A worker's one call per page. ARGV: worker, epoch, seq, n (URLs wanted),
 # the count of request slots given back and their hosts, then per page
 # acknowledged: id, content md5 ('' = none), the verdict another partition
-# gave ('' = none), expand (1/0), the count of its links (those of this
-# partition) and (fingerprint, host, path-if-query, pattern-or-'', url) per
+# gave ('' = none), its new links other partitions queued ('' = none),
+# expand (1/0), the count of its links (those of this partition) and (fingerprint, host, path-if-query, pattern-or-'', url) per
 # link. Slots go back first, so the lease that follows may take them. seq
 # numbers the worker's calls (RedisGate's): a retry after a lost reply gives
 # back no slot twice and leases nothing (the worker's resync gives back what
@@ -675,9 +675,10 @@ if releases > 0 then
 end
 local acks, i = {}, 6 + releases
 while i <= #ARGV do
-  local links = tonumber(ARGV[i + 4])
-  acks[#acks + 1] = ack(w, ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3] == '1', i + 5, links)
-  i = i + 5 + 5 * links
+  local links = tonumber(ARGV[i + 5])
+  acks[#acks + 1] = ack(w, ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4] == '1', i + 6,
+                        links)
+  i = i + 6 + 5 * links
 end
 acks_written(w)
 if #acks > 0 then close_levels() end
@@ -2101,7 +2102,7 @@ class RedisFrontier:
         held, self._held_acks, self._held_since = self._held_acks, [], 0.0
         self._ahead.durable()   # a row on disk before Redis hears its page is done
         if self._parts == 1:
-            acks = [[item.id, md5, "", expand, len(sent) // 5, *sent]
+            acks = [[item.id, md5, "", "", expand, len(sent) // 5, *sent]
                     for item, md5, expand, sent, *_ in held]
             replies = dict(zip((page[0].id for page in held),
                                self._sync(self.threads - len(self._held_ids) + len(held), acks)))
@@ -2137,8 +2138,9 @@ class RedisFrontier:
             homes.setdefault(self._shared.part_of_id(page[0].id), []).append(page)
         for part, pages in homes.items():
             # the md5 asked in the sync only where no verdict was asked before
-            acks = [[item.id, "" if item.id in verdicts else md5, verdicts.get(item.id, ""), expand,
-                     len(own[item.id]) // 5, *own[item.id]] for item, md5, expand, *_ in pages]
+            acks = [[item.id, "" if item.id in verdicts else md5, verdicts.get(item.id, ""),
+                     _queued(offered.get(item.id, ())), expand, len(own[item.id]) // 5,
+                     *own[item.id]] for item, md5, expand, *_ in pages]
             answers = self._sync(self.threads - len(self._held_ids) + len(pages), acks, part)
             for (item, *_), reply in zip(pages, answers):
                 self._held_ids.pop(item.id, None)
@@ -2211,6 +2213,11 @@ class RedisFrontier:
     def written(self, item_id: int) -> None:
         """The row of item_id is in this worker's index.csv: Redis may forget it."""
         self._written.append(item_id)
+
+
+def _queued(offered) -> int:
+    """New links the partitions a page's links were offered to queued."""
+    return sum(len(answer[0]) // 2 for answer in offered if len(answer) > 1)
 
 
 def _with_offers(reply, offered) -> list:
