@@ -165,3 +165,49 @@ def test_a_page_budget_over_several_servers_and_a_worker_with_other_servers_are_
     assert done.returncode != 0 and "partitioned over 2 partition(s), this worker over 1" \
         in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def named(prefix: str, part: int, parts: int = 2) -> str:
+    """The first of prefix0, prefix1 ... in partition ``part``."""
+    return next(f"{prefix}{k}" for k in range(100) if partition_of(f"{prefix}{k}", parts) == part)
+
+
+def test_a_duplicate_queues_no_links_whichever_partition_judges_it(redis_server):
+    """A page's content verdict is asked in its sync (digest and links all in
+    its own partition), in the offer of its links (all in the digest's
+    partition) or in a call of its own first: in each, the first page with a
+    text is no duplicate and its links are queued in their hosts' partitions,
+    a copy is a duplicate of it and its links are queued nowhere."""
+    from getpage.politeness import Cancelled
+    from urllist.redisqueue import RedisFrontier, RedisGate, SharedCrawl, connect
+
+    shared = SharedCrawl(connect(redis_server.url), "dup", partitions=2)
+    home = [named("127.0.0.1:80", part) for part in (0, 1)]   # a host in each partition
+    text_a, text_b, text_c = named("a-", 0), named("b-", 0), named("c-", 1)   # digests' partitions
+    pages = {   # name: (its host's partition, its text's md5, its link's host's partition)
+        "first": (0, text_a, 1), "copy": (0, text_a, 1),                # a call of its own
+        "offered": (1, text_b, 0), "offered-copy": (1, text_b, 0),      # in the offer
+        "alone": (0, text_c, 0),                                        # a call of its own
+        "here": (1, text_c, 1)}                                         # in its sync
+    seeds = [(f"http://{home[h]}/{name}", home[h], "", "") for name, (h, _, _) in pages.items()]
+    assert shared.create({}, seeds, delay=0, per_host=8, max_pages=0, host_cap=0, query_cap=0)
+    gate = RedisGate(shared, "w", Cancelled)
+    frontier = RedisFrontier(shared, gate, threads=8)
+    frontier.join()
+    held = {item.url.rsplit("/", 1)[1]: item for item in frontier.pop(8, gate.clock())}
+    assert sorted(held) == sorted(pages)
+    verdicts = {}
+    for name, (h, md5, target) in pages.items():
+        link = (f"http://{home[target]}/from-{name}", home[target], "", "")
+        commit = frontier.commit(held[name], md5, [link], True, {})
+        gate.release(home[h])
+        verdicts[name] = (commit.duplicate_of, commit.new_count)
+    ids = {name: item.id for name, item in held.items()}
+    assert verdicts == {"first": (None, 1), "copy": (ids["first"], 0),
+                        "offered": (None, 1), "offered-copy": (ids["offered"], 0),
+                        "alone": (None, 1), "here": (ids["alone"], 0)}
+    level1 = frontier.pop(8, gate.clock())
+    assert sorted(item.url.rsplit("/", 1)[1] for item in level1) == \
+        ["from-alone", "from-first", "from-offered"]
+    assert {item.level for item in level1} == {1}
+    frontier.leave()

@@ -842,22 +842,30 @@ wake_idle()
 return freed
 """
 
-# ARGV: worker, epoch, then per page: id, level, expand (1/0), the count of
-# its links of this partition and their 5 fields each (as the sync's). A
-# page's links in the partitions of their hosts, offered before the page is
-# acknowledged in its own, so no page counts processed before its children
-# are queued. A page done again after its lease was reclaimed offers them
-# again: all seen, nothing queued twice. {-1} for a page whose next level is
-# closed here already (a worker taken for dead, late).
+# ARGV: worker, epoch, then per page: id, level, expand (1/0), its content
+# md5 when its verdict is asked here ('' = none), the count of its links of
+# this partition and their 5 fields each (as the sync's). A page's links in
+# the partitions of their hosts, offered before the page is acknowledged in
+# its own, so no page counts processed before its children are queued. A
+# page done again after its lease was reclaimed offers them again: all seen,
+# nothing queued twice. Per page {new, counts, cut, the verdict (-1: no
+# duplicate; a duplicate's links are not queued)}; {-1} for a page whose
+# next level is closed here already (a worker taken for dead, late).
 _OFFER = _PRELUDE + r"""
 local w, epoch = ARGV[1], ARGV[2]
 if fenced(w, epoch) then return redis.error_reply('FENCED') end
 local out, i = {}, 3
 while i <= #ARGV do
-  local level, links = tonumber(ARGV[i + 1]), tonumber(ARGV[i + 3])
+  local level, links = tonumber(ARGV[i + 1]), tonumber(ARGV[i + 4])
   if level + 1 < open_level() then out[#out + 1] = {-1}
-  else out[#out + 1] = offer_links(ARGV[i], level, ARGV[i + 2] == '1', i + 4, links) end
-  i = i + 4 + 5 * links
+  else
+    local original = content_first(ARGV[i + 3], ARGV[i])
+    local offered = {{}, {0, 0, 0, 0, 0}, {}}
+    if original < 0 then offered = offer_links(ARGV[i], level, ARGV[i + 2] == '1', i + 5, links) end
+    offered[4] = original
+    out[#out + 1] = offered
+  end
+  i = i + 5 + 5 * links
 end
 return out
 """
@@ -2119,9 +2127,11 @@ class RedisFrontier:
         that keeps a level exact: each text's verdict from its digest's
         partition (a duplicate's links are not queued), then the links
         offered to their hosts' partitions, then each page's sync in its own
-        partition with the links of that one. A page whose digest and links
-        are all in its own partition is judged in its sync, as with one
-        partition. id -> the page's reply."""
+        partition with the links of that one. The verdict of a page whose
+        digest and links are all in its own partition is asked in its sync;
+        of one whose links elsewhere are all in its digest's partition, in
+        the offer there (as with one partition: no call of its own). id ->
+        the page's reply."""
         own, foreign = {}, {}
         for item, _, _, sent, _, _ in held:
             by_part: dict[int, list] = {}
@@ -2129,16 +2139,20 @@ class RedisFrontier:
                 by_part.setdefault(self._shared.part_of(sent[i + 1]), []).extend(sent[i:i + 5])
             own[item.id] = by_part.pop(self._shared.part_of_id(item.id), [])
             foreign[item.id] = by_part
-        asked = [page for page in held if page[1] and (
-            foreign[page[0].id] or self._shared.part_of(page[1]) != self._shared.part_of_id(page[0].id))]
-        verdicts = self._verdicts(asked)
-        offered = self._offer([page for page in held if verdicts.get(page[0].id, -1) < 0], foreign)
+        where = {item.id: self._verdict_in(item.id, md5, foreign[item.id])
+                 for item, md5, *_ in held}
+        verdicts = self._verdicts([page for page in held if where[page[0].id] == "content"])
+        offered = self._offer([page for page in held if verdicts.get(page[0].id, -1) < 0], foreign,
+                              where)
+        for item_id, answers in offered.items():
+            for answer in answers:
+                if where[item_id] == "offer" and len(answer) > 1:
+                    verdicts[item_id] = int(answer[3])
         replies, homes = {}, {}
         for page in held:
             homes.setdefault(self._shared.part_of_id(page[0].id), []).append(page)
         for part, pages in homes.items():
-            # the md5 asked in the sync only where no verdict was asked before
-            acks = [[item.id, "" if item.id in verdicts else md5, verdicts.get(item.id, ""),
+            acks = [[item.id, md5 if where[item.id] == "sync" else "", verdicts.get(item.id, ""),
                      _queued(offered.get(item.id, ())), expand, len(own[item.id]) // 5,
                      *own[item.id]] for item, md5, expand, *_ in pages]
             answers = self._sync(self.threads - len(self._held_ids) + len(pages), acks, part)
@@ -2147,14 +2161,24 @@ class RedisFrontier:
                 replies[item.id] = _with_offers(reply, offered.get(item.id, ()))
         return replies
 
-    def _offer(self, pages: list, foreign: dict) -> dict[int, list]:
+    def _verdict_in(self, item_id: int, md5: str, foreign: dict) -> str:
+        """Which call asks a page's content verdict: its "sync" (its digest and
+        links all in its own partition), the "offer" of its links elsewhere
+        (all in its digest's partition), or a "content" call before both."""
+        digest = self._shared.part_of(md5) if md5 else None
+        if not md5 or (not foreign and digest == self._shared.part_of_id(item_id)):
+            return "sync"
+        return "offer" if set(foreign) == {digest} else "content"
+
+    def _offer(self, pages: list, foreign: dict, where: dict) -> dict[int, list]:
         """The pages' links of other partitions than their own offered there,
-        one call a partition: id -> the replies."""
+        one call a partition (a verdict asked there first): id -> the replies."""
         offers: dict[int, list] = {}
-        for item, _, expand, *_ in pages:
+        for item, md5, expand, *_ in pages:
             for part, links in foreign[item.id].items():
+                asked = md5 if where[item.id] == "offer" else ""
                 offers.setdefault(part, []).append(
-                    (item.id, [item.id, item.level, expand, len(links) // 5, *links]))
+                    (item.id, [item.id, item.level, expand, asked, len(links) // 5, *links]))
         offered: dict[int, list] = {}
         for part, batch in offers.items():
             args = [value for _, page in batch for value in page]
@@ -2230,7 +2254,7 @@ def _with_offers(reply, offered) -> list:
     for answer in offered:
         if len(answer) == 1:
             continue
-        more, more_counts, more_cut = answer
+        more, more_counts, more_cut, _ = answer
         new += more
         counts = [a + int(b) for a, b in zip(counts, more_counts)]
         cut += more_cut
