@@ -211,3 +211,19 @@ def test_a_duplicate_queues_no_links_whichever_partition_judges_it(redis_server)
         ["from-alone", "from-first", "from-offered"]
     assert {item.level for item in level1} == {1}
     frontier.leave()
+
+
+def test_a_redis_cluster_master_killed_and_restarted_loses_nothing(hosts, tmp_path, redis_cluster):
+    roots, _ = cleared(hosts)
+    urls = [redis_cluster.url]
+    dirs = [tmp_path / f"w{k}" for k in range(2)]
+    procs = [start(first_worker(roots, urls, dirs[0]), tmp_path)]
+    wait_made(urls, procs)
+    procs.append(start(worker(urls, dirs[1]), tmp_path))
+    wait_rows(dirs[1], 4, procs)
+    victim = redis_cluster.nodes[1]
+    victim.kill()    # kill -9: only its append-only file survives
+    victim.start()   # same port, same data directory: it rejoins with its slots
+    finish(procs)
+    rows = union_rows(dirs)
+    assert {r["url"]: int(r["level"]) for r in rows} == truth(roots)

@@ -1143,7 +1143,8 @@ class SharedCrawl:
             try:
                 return command()
             except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError,
-                    redis.exceptions.BusyLoadingError) as exc:
+                    redis.exceptions.BusyLoadingError, redis.exceptions.ClusterDownError,
+                    redis.exceptions.TryAgainError, redis.exceptions.SlotNotCoveredError) as exc:
                 if time.monotonic() + pause > deadline:
                     raise RedisStateError(f"lost Redis for {RECONNECT_SECONDS:.0f} s ({exc}); "
                                           f"run the worker again once Redis is back") from None
