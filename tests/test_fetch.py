@@ -468,6 +468,27 @@ def test_chunked_body_cut_off_is_a_connection_error_not_a_hang(server, fetcher):
     assert time.monotonic() - started < 1.5  # the fetcher's timeout is 3 s
 
 
+def test_a_connection_closed_before_any_answer_is_named_so(server):
+    def hang_up(handler):
+        handler.close_connection = True   # nothing written: the client reads EOF, not RST
+
+    server.routes["/gone"] = hang_up
+    with make_fetcher(retries=0) as fetcher:
+        result = fetcher.fetch(server.url("/gone"))
+    assert result.error == "connection: closed without a response"
+
+
+def test_an_answer_that_is_not_http_is_named_so(server):
+    def garbage(handler):
+        handler.wfile.write(b"SSH-2.0-OpenSSH_9.2\r\n")
+        handler.close_connection = True
+
+    server.routes["/ssh"] = garbage
+    with make_fetcher(retries=0) as fetcher:
+        result = fetcher.fetch(server.url("/ssh"))
+    assert result.error == "connection: not an HTTP response (status line 'SSH-2.0-OpenSSH_9.2')"
+
+
 def test_server_closing_mid_body_is_retried_and_then_recorded(server):
     def short(handler):
         handler.send_response(200)
