@@ -102,9 +102,12 @@ with one Redis. What crosses partitions, and how:
   so no page is counted processed while a child is still to be queued. A
   worker that dies in between leaves its page leased: done again, its links
   are offered again, all seen by then, none queued twice.
-- Its text's verdict: in the digest's partition (``content``), asked first,
-  since a duplicate's links are not offered at all; a page done again after
-  a reclaim finds its own id there and is no duplicate of itself.
+- Its text's verdict: in the digest's partition, before any link is
+  offered (a duplicate's links are queued nowhere): in the page's own sync
+  when its digest and all its links are in its own partition, in the offer
+  of its links when they all go to the digest's partition, else in a
+  ``content`` call first. A page done again after a reclaim finds its own
+  id there and is no duplicate of itself.
 - Ids: a partition's own count times P plus p, unique with no shared
   counter; not dense and not ordered by level any more (the controller
   needs neither: ids are keys of rows, the journal and the write-ahead, and
