@@ -113,6 +113,8 @@ def in_force_shared(shared: Shared, config: CrawlConfig) -> str:
     """The start line of a shared crawl's worker: what runs differently
     from a crawl of one machine."""
     parts = ["URL-seen set: 64-bit fingerprints in Redis (no --dedup)"]
+    if shared.crawl.count > 1:
+        parts.append(f"partitioned by host over {shared.crawl.count} partitions")
     if config.max_pages:
         parts.append(f"--max-pages {config.max_pages} for all workers together")
     if config.max_seconds:
