@@ -1214,6 +1214,8 @@ def with_places(shown: dict, places: dict[str, dict]) -> dict:
 
 def status_lines(shown: dict) -> list[str]:
     state = "finished" if shown["finished"] else f"open level {shown['open_level']}"
+    if shown["partitions"] > 1:
+        state += f" (partitioned by host over {shown['partitions']} partitions)"
     lines = [f"crawl {shown['crawl_id']}: {state}; {shown['queue_total']:,} URLs queued in all, "
              f"{shown['processed']:,} processed, {shown['leased']:,} leased, "
              f"{shown['reclaimed']:,} reclaimed from workers that went silent",

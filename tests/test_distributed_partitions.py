@@ -98,6 +98,7 @@ def three_workers(roots, logs, urls, tmp_path, single):
         assert not short, short
     status = cli_json("status", *on(urls), "--crawl-id", "t", "--format", "json")
     assert status["finished"] and status["processed"] == PAGES and status["leased"] == 0
+    assert status["partitions"] == (2 if len(urls) == 2 else 6)   # on the cluster: two a master
     assert status["flags"][-1] == PAGES and status["workers"] == []
     assert_merge_is_the_single_crawl(tmp_path, dirs, single)
     return dirs
@@ -116,6 +117,8 @@ def test_three_workers_over_two_redis_servers_give_the_one_machine_crawl(
         mine = {h for h in hosts if partition_of(h, 2) == part}
         assert bool(keys) == bool(mine)
         assert all(key.startswith("crawl:{t}:" if part == 0 else "crawl:{t:1}:") for key in keys)
+    shown = cli_json("status", *on(urls), "--crawl-id", "t")
+    assert shown.startswith("crawl t: finished (partitioned by host over 2 partitions)")
     forgot = cli_json("forget", *on(urls), "--crawl-id", "t")
     assert "forgot crawl t" in forgot
     assert [server.client().dbsize() for server in two_servers] == [0, 0]

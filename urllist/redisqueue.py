@@ -1262,8 +1262,8 @@ class SharedCrawl:
                 seen = workers.setdefault(name, Counter())
                 seen["leased"] += client.hlen(p + f"lease:{name}")
                 seen["rows_unconfirmed"] += client.hlen(p + f"rows:{name}")
-        return {"crawl_id": self.crawl_id, "open_level": level, "flags": flags,
-                "queue_total": state.get("next_id", 0), "processed": state.get("processed", 0),
+        return {"crawl_id": self.crawl_id, "partitions": self.count, "open_level": level,
+                "flags": flags, "queue_total": state.get("next_id", 0), "processed": state.get("processed", 0),
                 "leased": state.get("leased", 0), "reclaimed": state.get("reclaimed", 0),
                 "queued_open_level": queued[level], "queued_next_level": queued[level + 1],
                 "hosts_with_work": len(hosts[level] | hosts[level + 1]),
