@@ -27,6 +27,8 @@ Keys (``p`` = the prefix):
   p gateop:W     W's last politeness call (seq, answer): a retry is told the same;
                  a sync's seq alone (a retry gives back no slot twice)
   p idle         workers whose last sync leased fewer URLs than they asked for
+  p ahead        workers holding URLs of the level after the open one (fetched
+                 ahead): told when the open level closes, so they acknowledge them
   p wake:W       W's wake-up list: ms until a host may start (W waits with BLPOP)
   p rate:W       W's pages per 10 s bucket (its speed, the node weight)
   p alive        when the last tick ran (a long gap: Redis was away)
@@ -56,9 +58,15 @@ up to AHEAD_MS before it may start, with the wait in the reply, so hosts
 coming ready one by one cost no call each. A reply carries the open
 level and the counts; the level flags are read only when the level changes.
 
-Exact levels: URLs are leased only from the open level's queues; the open
-level closes when every URL of it is acknowledged (requeues and reclaimed
-leases included), by the same rule as urllist.hosts.HostFrontier's flags.
+Exact levels: the open level closes when every URL of it is acknowledged
+(requeues and reclaimed leases included), by the same rule as
+urllist.hosts.HostFrontier's flags. URLs are leased from the open level's
+queues first; a host with none left there may give a URL of the next level
+(fetch-ahead, as HostFrontier's window: such a URL's level is final once
+queued), which the worker fetches and keeps, and acknowledges only once
+the open level has closed (the Controller parks it); Redis tells it when
+that happens. So no host waits for the slowest host's level to end, and
+every URL's level and the flags are what they would be without it.
 A URL leased by a worker whose deadline passes goes back to the head of its
 host's queue, its redirect marks leave the seen-set and the trap counts, and
 the worker is fenced: anything it sends later (an acknowledgement, a
@@ -232,11 +240,15 @@ local function ready_at(h)
   return r
 end
 
--- The open level's hint for h, after something made h ready sooner or later.
+-- The hint for h, after something made h ready sooner or later: in the
+-- open level's ready set, or else in the next level's (fetched ahead).
 local function hint(h)
   local level = open_level()
-  if level >= 0 and redis.call('EXISTS', p .. 'q:' .. level .. ':' .. h) == 1 then
+  if level < 0 then return end
+  if redis.call('EXISTS', p .. 'q:' .. level .. ':' .. h) == 1 then
     redis.call('ZADD', p .. 'ready:' .. level, ready_at(h), h)
+  elseif redis.call('EXISTS', p .. 'q:' .. (level + 1) .. ':' .. h) == 1 then
+    redis.call('ZADD', p .. 'ready:' .. (level + 1), ready_at(h), h)
   end
 end
 
@@ -289,6 +301,7 @@ local function release_worker(w)
   end
   redis.call('DEL', p .. 'lease:' .. w, p .. 'wake:' .. w)
   redis.call('SREM', p .. 'idle', w)
+  redis.call('SREM', p .. 'ahead', w)
   local count = #leases / 2
   if count > 0 then
     redis.call('HINCRBY', p .. 'state', 'leased', 0 - count)
@@ -339,6 +352,11 @@ local function close_levels()
     if tonumber(state[2]) ~= m or total <= m then return end
     redis.call('RPUSH', p .. 'flags', total)
     LEVEL = nil
+    -- Workers holding pages fetched ahead may acknowledge them now: told at once.
+    for _, w in ipairs(redis.call('SMEMBERS', p .. 'ahead')) do
+      redis.call('RPUSH', p .. 'wake:' .. w, 0)
+    end
+    redis.call('DEL', p .. 'ahead')
   end
 end
 
@@ -405,19 +423,29 @@ local function passes_on(h)
   return (tonumber(v[1]) or DELAY) <= 0 and (tonumber(v[2]) or 0) <= now
 end
 
--- Up to n URLs of the open level whose hosts may start within AHEAD_MS,
--- each with its host's request slot taken for worker w and the ms until
--- its request may start (waits): first from the hosts whose slots w gives
--- back in this call (given: passed on to their next URL, or given back),
--- then from the ready set. Taking a slot a moment ahead spares the calls
--- that would ask again as each host comes ready. Also the hosts given
--- back and not taken again, whose ready hints are still to be set.
-local function lease(w, n, given)
+-- Up to n URLs whose hosts may start within AHEAD_MS, each with its
+-- host's request slot taken for worker w and the ms until its request may
+-- start (waits): first from the hosts whose slots w gives back in this call
+-- (given: passed on to their next URL, or given back), then from the open
+-- level's ready set, then (fetch-ahead, at most `ahead` URLs) from the next
+-- level's. Taking a slot a moment ahead spares the calls that would ask
+-- again as each host comes ready. Also the hosts given back and not taken
+-- again, whose ready hints are still to be set.
+--
+-- Fetch-ahead: a URL of level L+1 is final once queued (only pages of level
+-- L queue it), so it may be fetched while L is open; the worker keeps the
+-- page and acknowledges it only once L has closed, so levels and flags stay
+-- exact. A host gives its next level's URLs only once its open-level queue
+-- is empty (a host's URLs go in level order, as in one machine's FIFO).
+-- Not under a page budget: the budget must go to the open level first.
+local function lease(w, n, given, ahead)
   local out, waits, later = {}, {}, {}
   local level = open_level()
-  local ready = p .. 'ready:' .. level
-  local function take(h, at, passed)
-    local q = p .. 'q:' .. level .. ':' .. h
+  local after = level + 1
+  if MAX_PAGES > 0 then ahead = 0 end
+  local function take(h, at, passed, lv)
+    local ready = p .. 'ready:' .. lv
+    local q = p .. 'q:' .. lv .. ':' .. h
     local entry = redis.call('LPOP', q)
     if entry then
       if not passed then take_slot(w, h, at) end
@@ -426,29 +454,56 @@ local function lease(w, n, given)
       out[#out + 1] = entry
       waits[#waits + 1] = math.max(0, at - now)
       n = n - 1
+      if lv == after then
+        ahead = ahead - 1
+        redis.call('SADD', p .. 'ahead', w)
+      end
     end
-    if redis.call('LLEN', q) == 0 then redis.call('ZREM', ready, h)
+    if redis.call('LLEN', q) == 0 then
+      redis.call('ZREM', ready, h)
+      -- its next level's URLs may go now (their hint was held back)
+      if lv == level then redis.call('ZADD', p .. 'ready:' .. after, 'XX', ready_at(h), h) end
     else redis.call('ZADD', ready, ready_at(h), h) end
+  end
+  -- the level whose queue gives h's next URL, if one may be leased
+  local function next_of(h)
+    if redis.call('EXISTS', p .. 'q:' .. level .. ':' .. h) == 1 then return level end
+    if ahead > 0 and redis.call('EXISTS', p .. 'q:' .. after .. ':' .. h) == 1 then return after end
+    return nil
   end
   local soon = now + AHEAD_MS
   for _, h in ipairs(given) do
-    local queued = redis.call('EXISTS', p .. 'q:' .. level .. ':' .. h) == 1
-    if n > 0 and queued and not limit_reached() and passes_on(h) then
-      take(h, now, true)
+    local lv = next_of(h)
+    if n > 0 and lv and not limit_reached() and passes_on(h) then
+      take(h, now, true, lv)
     else
       give_slot(w, h, true)
       local at = ready_at(h)
-      if n > 0 and queued and not limit_reached() and at <= soon then take(h, at)
+      if n > 0 and lv and not limit_reached() and at <= soon then take(h, at, false, lv)
       else later[#later + 1] = h end
     end
   end
+  local ready = p .. 'ready:' .. level
   local tries = 0
   while n > 0 and not limit_reached() and tries < 4 * n + 16 do
     tries = tries + 1
     local h = redis.call('ZRANGEBYSCORE', ready, '-inf', soon, 'LIMIT', 0, 1)[1]
     if not h then break end
     local at = ready_at(h)
-    if at > soon then redis.call('ZADD', ready, at, h) else take(h, at) end
+    if at > soon then redis.call('ZADD', ready, at, h) else take(h, at, false, level) end
+  end
+  if n > 0 and ahead > 0 then
+    local ready_after = p .. 'ready:' .. after
+    for _, h in ipairs(redis.call('ZRANGEBYSCORE', ready_after, '-inf', soon, 'LIMIT', 0, 2 * n + 8)) do
+      if n <= 0 or ahead <= 0 then break end
+      if redis.call('EXISTS', p .. 'q:' .. level .. ':' .. h) == 1 then
+        -- its open-level URLs first: take() lowers this when they are all out
+        redis.call('ZADD', ready_after, INF, h)
+      else
+        local at = ready_at(h)
+        if at > soon then redis.call('ZADD', ready_after, at, h) else take(h, at, false, after) end
+      end
+    end
   end
   return out, waits, later
 end
@@ -502,7 +557,8 @@ end
     .replace("AHEAD_MS", str(AHEAD_MS))
 
 # A worker's one call per page. ARGV: worker, epoch, seq, n (URLs wanted),
-# the count of request slots given back and their hosts, then per page
+# ahead (of them, URLs of the next level it may take: fetch-ahead), the
+# count of request slots given back and their hosts, then per page
 # acknowledged: id, content md5 ('' = none), expand (1/0), the count of
 # its links and (fingerprint, host, path-if-query, pattern-or-'', url) per
 # link. Slots go back first, so the lease that follows may take them. seq
@@ -512,13 +568,13 @@ end
 _SYNC = _PRELUDE + r"""
 local w, epoch, seq = ARGV[1], ARGV[2], ARGV[3]
 if fenced(w, epoch) then return redis.error_reply('FENCED') end
-local n, releases = tonumber(ARGV[4]), tonumber(ARGV[5])
+local n, ahead, releases = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local retry, given, held = false, {}, {}
 if releases > 0 then
   local ops = p .. 'gateop:' .. w
   retry = redis.call('HGET', ops, 'seq') == seq
   if not retry then
-    for i = 6, 5 + releases do   -- only slots w holds (not given back by a resync)
+    for i = 7, 6 + releases do   -- only slots w holds (not given back by a resync)
       local h = ARGV[i]
       held[h] = held[h] or tonumber(redis.call('HGET', p .. 'slots:' .. w, h) or '0')
       if held[h] > 0 then
@@ -529,7 +585,7 @@ if releases > 0 then
     redis.call('HSET', ops, 'seq', seq)
   end
 end
-local acks, i = {}, 6 + releases
+local acks, i = {}, 7 + releases
 while i <= #ARGV do
   local links = tonumber(ARGV[i + 3])
   acks[#acks + 1] = ack(w, ARGV[i], ARGV[i + 1], ARGV[i + 2] == '1', i + 4, links)
@@ -537,7 +593,7 @@ while i <= #ARGV do
 end
 if #acks > 0 then close_levels() end
 if retry then n = 0 end   -- the lost reply held its URLs: the worker's resync gives them back
-local out, waits, later = lease(w, n, given)
+local out, waits, later = lease(w, n, given, ahead)
 for _, h in ipairs(later) do hint(h) end
 wake_idle()   -- another worker: this one asks again when it will
 if #out < n then redis.call('SADD', p .. 'idle', w) end
@@ -1279,8 +1335,9 @@ class RedisFrontier:
 
     def __init__(self, shared: SharedCrawl, gate: RedisGate, threads: int = 8,
                  sync_rows=lambda: None, seen_cache: int = KNOWN_SEEN, wake=lambda: None,
-                 ahead_path: Path | None = None) -> None:
+                 ahead_path: Path | None = None, max_ahead: int = 0) -> None:
         self.threads = threads
+        self.max_ahead = max_ahead   # URLs of the level after the open one held at most
         self._ahead = WriteAhead(ahead_path)
         self._wake = wake          # makes the crawl loop look at pop() again, from another thread
         self.seen = KnownSeen(seen_cache)
@@ -1298,6 +1355,8 @@ class RedisFrontier:
         self._asked_at = 0.0
         self._ask_again = 0.0      # a sync that leased less than asked: when to ask again
         self._held_ids: set[int] = set()   # leased to us and not committed
+        self._held_ahead: dict[int, int] = {}   # of them, id -> level, leased ahead of the open one
+        self._told = False         # Redis said a level closed: sync even with nothing wanted
         self._lost_seen = shared.lost_replies
         self._beat = threading.Event()
         self._heart = threading.Thread(target=self._heartbeat, daemon=True)
@@ -1350,6 +1409,7 @@ class RedisFrontier:
             if word is not None:
                 with self._gate.locked():
                     self._ask_again = min(self._ask_again, time.monotonic() + int(word[1]) / 1000)
+                    self._told = True
                 self._wake()
 
     def tick(self) -> None:
@@ -1387,10 +1447,13 @@ class RedisFrontier:
         with self._gate.locked():
             if self._shared.lost_replies != self._lost_seen:
                 self._resync()
-            # the pages acknowledged now are held no longer
-            n = max(0, min(n, self._cap - len(self._held_ids) + len(acks)))
+            # the pages acknowledged now are held no longer; those fetched
+            # ahead hold up no level's end, so the cap (the weight) leaves them out
+            ahead = self._ahead_held()
+            n = max(0, min(n, self._cap - len(self._held_ids) + ahead + len(acks)))
             hosts = self._gate.take_giving_back()
-            args = [self._gate.next_seq(), n, len(hosts), *hosts]
+            self._told = False
+            args = [self._gate.next_seq(), n, max(0, self.max_ahead - ahead), len(hosts), *hosts]
             for page in acks:
                 args += page
             replies, entries, summary, waits = self._member.run("sync", *args)
@@ -1401,8 +1464,17 @@ class RedisFrontier:
                 item, host = parse_entry(entry)
                 self._gate.leased(host)
                 self._held_ids.add(item.id)
+                if item.level > self.current_level:
+                    self._held_ahead[item.id] = item.level
                 self._leased.append((heard + int(wait) / 1000, item))
             return replies
+
+    def _ahead_held(self) -> int:
+        """URLs held of a level after the open one (fetched ahead, or parked)."""
+        level = self.current_level
+        for item_id in [i for i, lv in self._held_ahead.items() if lv <= level]:
+            del self._held_ahead[item_id]
+        return len(self._held_ahead)
 
     def _resync(self) -> None:
         """After a lost reply: give back what Redis holds for us that we never heard of."""
@@ -1416,7 +1488,7 @@ class RedisFrontier:
     def pop(self, n: int, now: float) -> list[QueuedUrl]:
         out = self._due(n, now)
         wanted = n - len(out) - len(self._leased)
-        if self._gate.giving_back or (wanted > 0 and now >= self._ask_again):
+        if self._gate.giving_back or self._told or (wanted > 0 and now >= self._ask_again):
             self._sync(wanted, [])
             now = max(now, self._gate.clock())   # what it leased to start now counts from its reply
         self._leased.sort(key=lambda pair: pair[0])
@@ -1446,7 +1518,7 @@ class RedisFrontier:
 
     def next_ready(self, now: float) -> float | None:
         summary = self._summary
-        if self._gate.giving_back:
+        if self._gate.giving_back or self._told:
             return now
         if self._leased:
             return min(when for when, _ in self._leased)
@@ -1519,6 +1591,7 @@ class RedisFrontier:
             self._ahead.add(item.id, json.dumps(row))
             (reply,) = self._sync(self.threads - len(self._held_ids) + 1, [args])
         self._held_ids.discard(item.id)
+        self._held_ahead.pop(item.id, None)
         if int(reply[0]) == -1 and len(reply) == 1:
             return Commit(False)
         self._pages += 1
