@@ -29,7 +29,8 @@ Keys (``p`` = the prefix):
   p idle         workers whose last sync leased fewer URLs than they asked for
   p ahead        workers holding URLs of the level after the open one (fetched
                  ahead): told when the open level closes, so they acknowledge them
-  p wake:W       W's wake-up list: ms until a host may start (W waits with BLPOP)
+  p wake:W       W's wake-up list: ms until a host may start, or -1: a level closed
+                 (W waits with BLPOP)
   p rate:W       W's pages per 10 s bucket (its speed, the node weight)
   p alive        when the last tick ran (a long gap: Redis was away)
   p rows:W       id -> "new links\tduplicate_of" of a page W committed and has not
@@ -354,7 +355,7 @@ local function close_levels()
     LEVEL = nil
     -- Workers holding pages fetched ahead may acknowledge them now: told at once.
     for _, w in ipairs(redis.call('SMEMBERS', p .. 'ahead')) do
-      redis.call('RPUSH', p .. 'wake:' .. w, 0)
+      redis.call('RPUSH', p .. 'wake:' .. w, -1)   -- -1: a level closed (not a host's wait)
     end
     redis.call('DEL', p .. 'ahead')
   end
@@ -1408,8 +1409,11 @@ class RedisFrontier:
                 continue
             if word is not None:
                 with self._gate.locked():
-                    self._ask_again = min(self._ask_again, time.monotonic() + int(word[1]) / 1000)
-                    self._told = True
+                    ms = int(word[1])
+                    if ms < 0:   # a level closed: pages fetched ahead may be acknowledged
+                        self._told = True
+                    else:        # when a host may start for us
+                        self._ask_again = min(self._ask_again, time.monotonic() + ms / 1000)
                 self._wake()
 
     def tick(self) -> None:
