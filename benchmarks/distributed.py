@@ -311,7 +311,7 @@ class Profile(threading.Thread):
         self.calls: Counter = Counter()    # client round trips: command, or (SHA, first ARGV)
         self.usec: Counter = Counter()
         self.inner: Counter[str] = Counter()    # commands the scripts ran
-        self.acks = 0                           # pages acknowledged (each counted once by a script)
+        self.acks = 0                           # pages acknowledged (counted by the scripts' HINCRBY)
         self.lost = 0                           # slowlog entries missed (ids skipped)
         self.queue = {"urls": 0, "bytes": 0, "lists": 0, "entry_bytes": 0}   # at its largest
         self._last_id = None
@@ -360,7 +360,8 @@ class Profile(threading.Thread):
         name = words[0].upper()
         if address == "?:0":   # run inside a script
             self.inner[name] += 1
-            self.acks += name == "HINCRBY" and words[2:3] == ["processed"]
+            if name == "HINCRBY" and words[2:3] == ["processed"]:   # by the call's pages
+                self.acks += int(words[3])
             return
         key = (words[1], words[4] if len(words) > 4 else "") if name == "EVALSHA" else name
         self.calls[key] += 1

@@ -36,8 +36,8 @@ def main(argv: list[str] | None = None) -> int:
     many = [f"http://h{i}.example/" for i in range(n)]
     one = [f"http://h.example/{i}" for i in range(n)]
     spread, single = queued_bytes(many), queued_bytes(one)
-    print(f"| URLs queued | hosts | bytes | bytes per URL |")
-    print(f"|---:|---:|---:|---:|")
+    print("| URLs queued | hosts | bytes | bytes per URL |")
+    print("|---:|---:|---:|---:|")
     print(f"| {n:,} | 1 | {single:,} | {single / n:.0f} |")
     print(f"| {n:,} | {n:,} | {spread:,} | {spread / n:.0f} |")
     print(f"\nper host (the difference): {(spread - single) / (n - 1):.0f} bytes "

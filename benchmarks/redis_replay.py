@@ -129,6 +129,7 @@ class Worker:
         try:
             self.frontier.join()
             self._crawl()
+            self.frontier.flush()
             self.frontier.leave()
         except BaseException as exc:   # reported by the driver, which fails the run
             self.error = exc
@@ -160,7 +161,11 @@ class Worker:
         host, links = self.pages[item.url]
         self.gate.release(host)
         md5 = hashlib.md5(item.url.encode()).hexdigest()
-        commit = self.frontier.commit(item, md5, links, True, {"id": item.id, "url": item.url})
+        self.frontier.commit(item, md5, links, True, {"id": item.id, "url": item.url},
+                             then=lambda commit: self._judged(item, commit))
+
+    def _judged(self, item, commit) -> None:
+        """Redis's answer (held back while the page's chain goes on, as the engine's)."""
         if not commit.accepted:
             self.refused += 1
             return

@@ -28,7 +28,7 @@ from controller.config import (CONTENT_DEDUP_MODES, DEFAULT_USER_AGENT, MAX_SIMH
                                ca_bundle_problem, default_processes, order_refusal)
 from controller.engine import Crawl
 from controller.localfailure import EXIT_LOCAL, LocalFailureError
-from controller.resume import (MUST_MATCH, SETTINGS_FILE, STATE_DIR, WARC_FILE, missing_secrets,
+from controller.resume import (SETTINGS_FILE, STATE_DIR, WARC_FILE, missing_secrets,
                                refuse_if_locked)
 from controller.progress import Progress, closed_output, in_force
 from controller.readers.export import EXPORT_FORMATS, export_pages
@@ -988,7 +988,7 @@ def demo(out, port, max_depth, workers, delay, dedup, content_dedup, warc, ignor
     The table at the end compares every level with the site's own ground
     truth (URLs / pages); the exit status is 1 if any level differs.
     """
-    from demosite import DemoServer, DemoSite
+    from demosite import DemoSite
 
     try:
         refuse_if_locked(out)   # before the demo server starts and says so

@@ -406,26 +406,42 @@ class SharedCommit(Commit):
         self.crawl.store.add_edges(page.item.id, page.item.url, page.digest.links)
         super().archive(page)
 
+    def __call__(self, item: QueuedUrl, visit: Visit) -> None:
+        """The steps up to the commit; the rest once Redis has answered
+        (``judged``), which may be after later pages' steps: the frontier holds
+        an acknowledgement back while its chain's next page is being fetched."""
+        page = Page(item, visit, visit.digest or Digest())
+        for step in self.STEPS[:self.STEPS.index("children") + 1]:
+            getattr(self, step)(page)
+
     def children(self, page: Page) -> None:
         """The commit: Redis judges the content, queues the children and takes
-        the row. Dropped if the lease was lost: another worker fetches the
-        page again."""
+        the row."""
         crawl, item, digest = self.crawl, page.item, page.digest
         links = [(url, *trap_keys(url)) for url in digest.followed]
         judged = exact_key(digest.content_md5) if crawl.config.content_dedup != "off" else ""
-        commit = crawl.frontier.commit(item, judged, links, self.expands(item),
-                                       index_row(item, page.visit, digest, 0, NO_VERDICT))
+        crawl.frontier.commit(item, judged, links, self.expands(item),
+                              index_row(item, page.visit, digest, 0, NO_VERDICT),
+                              then=lambda commit: self.judged(page, commit))
+
+    def judged(self, page: Page, commit) -> None:
+        """Redis's answer, and the steps after it. Dropped if the lease was
+        lost: another worker fetches the page again."""
+        crawl, item = self.crawl, page.item
         if not commit.accepted:
             crawl.tally.skipped["lease-lost"] += 1
-            page.dropped = True
             return
         for reason, count in commit.skipped.items():
             crawl.tally.skipped[reason] += count
         if commit.duplicate_of is None:   # a duplicate's links are not queued anyway
-            self.count_nofollow(digest)
+            self.count_nofollow(page.digest)
         crawl.admission.trap_cut(commit.cut, item.level + 1)
         page.verdict = ContentVerdict(commit.duplicate_of, None, None)
         page.new_count = commit.new_count
+        for step in self.STEPS[self.STEPS.index("children") + 1:]:
+            getattr(self, step)(page)
+            if page.dropped:
+                return
 
     def verdict(self, page: Page) -> None:
         """Exact duplicates across all workers (Redis said, in ``children``);
@@ -484,6 +500,8 @@ class SharedCommit(Commit):
 
     def ending(self) -> None:
         crawl = self.crawl
+        if not crawl.local_failure:   # pages fetched and held back are recorded
+            crawl.frontier.flush()
         crawl.frontier.leave()   # what it still holds goes to the others now
         if not crawl.stop_reason and crawl.frontier.limit_reached:
             crawl.stop_reason = "max-pages"

@@ -7,7 +7,6 @@ file surviving a kill -9, Lua scripts running atomically with Redis TIME.
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import time
 from pathlib import Path

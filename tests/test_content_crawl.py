@@ -7,7 +7,6 @@ import re
 import subprocess
 import sys
 from collections import Counter
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest

@@ -46,6 +46,15 @@ def start(args: list[str], cwd: Path) -> subprocess.Popen:
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
 
 
+def kill_9(proc: subprocess.Popen) -> None:
+    """SIGKILL, then wait for the process, not for its pipes: a parser
+    process it started may hold them open a while longer."""
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    proc.stdout.close()
+    proc.stderr.close()
+
+
 def first_worker(roots, redis_url, out, *extra):
     return ["crawl", *roots, "--redis", redis_url, "--crawl-id", "t", "--out", str(out),
             "--delay", str(DELAY), "--max-depth", "0", "--max-pages", "0", "--quiet", *extra]
@@ -211,10 +220,7 @@ def killed_and_rejoined(clean_logs, tmp_path, redis_url, delay, ready):
     victim = start(worker(redis_url, dirs[1], "--worker-id", "victim"), tmp_path)
     procs += [start(worker(redis_url, dirs[2]), tmp_path)]
     wait_for(lambda: ready(dirs), procs + [victim])
-    victim.send_signal(signal.SIGKILL)
-    victim.wait()   # not its pipes: a parser process it started may hold them a while longer
-    victim.stdout.close()
-    victim.stderr.close()
+    kill_9(victim)
     held = held_urls(redis_url, "victim")   # what Redis says it held when it died
     again = start(worker(redis_url, dirs[1], "--worker-id", "victim"), tmp_path)
     finish(procs + [again])
@@ -260,8 +266,7 @@ def test_an_expired_lease_goes_to_the_other_workers(clean_logs, tmp_path, redis_
     roots, logs = clean_logs
     dirs = [tmp_path / f"w{k}" for k in range(2)]
     procs, victim = two_workers(roots, redis_server.url, dirs, lease=2, name="victim", rows=5)
-    victim.send_signal(signal.SIGKILL)
-    victim.communicate()
+    kill_9(victim)
     finish(procs)   # the other worker took its URLs when the lease ran out
     # A page the victim committed in the instant before the kill has its files
     # in the victim's directory and its row in Redis, until the victim runs again.

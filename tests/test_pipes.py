@@ -3,7 +3,6 @@ early, `crawler export DIR | head -1`. Real pipes, closed by the reading
 end: the crawl goes on to its end and its own exit status, and a command
 that only prints ends quietly with status 0, as `head` expects of a writer."""
 import json
-import os
 import signal
 import subprocess
 import sys

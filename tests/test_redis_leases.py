@@ -198,3 +198,68 @@ def test_the_pattern_rule_counts_levels_in_redis_as_the_local_guard_does(redis_s
     assert frontier.mark_seen(item.id, f"http://{A}/c/30/", A, "", pattern) == 2
     assert frontier.mark_seen(item.id, f"http://{A}/d/30/", A, "", f"{A}/d/<n>/") == 1
     frontier.leave()
+
+
+def script_calls(shared):
+    stats = shared.client.info("commandstats")
+    return sum(stats.get(f"cmdstat_{name}", {}).get("calls", 0) for name in ("evalsha", "eval"))
+
+
+def test_a_chain_of_one_hosts_urls_shares_one_slot_and_one_acknowledgement(redis_server):
+    """A host with one slot and no interval leases several URLs to one worker
+    under its one slot: fetched one after another, passed on locally, no
+    other worker's request between, and acknowledged in one call."""
+    shared = crawl_of(redis_server, seeds=[(A, f"/{i}") for i in range(1, 5)])
+    gate, worker = joined(shared, "w")
+    gate_o, other = joined(shared, "other")
+    (first,) = worker.pop(4, gate.clock())   # one at a time: the others wait behind it
+    assert first.url == f"http://{A}/1"
+    assert (fl(shared, A), shared.status()["leased"]) == (1, 4)
+    assert other.pop(4, gate_o.clock()) == []
+    heard, fetched = [], [first]
+    for n in range(2, 5):
+        calls = script_calls(shared)
+        gate.release(A)   # its request ended: the slot passes to the chain's next URL
+        (item,) = worker.pop(4, gate.clock())
+        assert item.url == f"http://{A}/{n}" and fl(shared, A) == 1
+        assert worker.commit(fetched[-1], "", [], True, {}, then=heard.append) is None
+        assert worker.pop(4, gate.clock()) == []   # the chain goes on: held back still
+        assert heard == [] and script_calls(shared) == calls
+        fetched.append(item)
+    assert other.pop(4, gate_o.clock()) == []
+    gate.release(A)   # the chain's last request ended
+    calls = script_calls(shared)
+    worker.commit(fetched[-1], "", [], True, {}, then=heard.append)
+    assert heard == []   # until the loop's next turn: pages ending in this one go with it
+    assert worker.pop(4, gate.clock()) == []
+    assert script_calls(shared) == calls + 1   # four pages, one call (the slot back with them)
+    assert [c.accepted for c in heard] == [True] * 4
+    assert (fl(shared, A), shared.status()["processed"], shared.status()["leased"]) == (0, 4, 0)
+
+
+def test_a_dead_workers_chain_goes_back_whole(redis_server):
+    shared = crawl_of(redis_server, seeds=[(A, f"/{i}") for i in range(1, 4)])
+    gate, worker = joined(shared, "w")
+    worker.pop(4, gate.clock())
+    taken_for_dead(shared, "w")
+    gate_o, other = joined(shared, "other")
+    (item,) = other.pop(4, gate_o.clock())   # back at the head of A's queue, in no set order
+    assert fl(shared, A) == 1 and shared.status()["leased"] == 3   # the other worker's chain now
+    gate_o.release(A)
+    assert len(other.pop(4, gate_o.clock())) == 1
+    assert shared.client.llen(shared.prefix + f"q:0:{A}") == 0
+
+
+def test_pages_of_different_hosts_done_in_one_turn_are_acknowledged_in_one_call(redis_server):
+    shared = crawl_of(redis_server)
+    gate, worker = joined(shared, "w")
+    items = worker.pop(2, gate.clock())
+    heard = []
+    for item, host in zip(sorted(items, key=lambda i: i.url), (A, B)):
+        gate.release(host)
+        worker.commit(item, "", [(f"http://{host}/2", host, "", "")], True, {}, then=heard.append)
+    calls = script_calls(shared)
+    assert heard == [] and len(worker.pop(2, gate.clock())) == 2   # the children, leased in the same call
+    assert script_calls(shared) == calls + 1
+    assert [c.new_count for c in heard] == [1, 1]
+    assert (fl(shared, A), fl(shared, B), shared.status()["processed"]) == (1, 1, 2)

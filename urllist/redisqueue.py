@@ -59,6 +59,24 @@ up to AHEAD_MS before it may start, with the wait in the reply, so hosts
 coming ready one by one cost no call each. A reply carries the open
 level and the counts; the level flags are read only when the level changes.
 
+Several pages a call: a host with one request slot and no interval (where
+the slot of a page just done would pass straight to the host's next URL)
+leases a worker a chain of its URLs under the one slot, once every other
+ready host has given one URL (so the worker's threads go to different hosts
+first). The worker fetches the chain one page after another, passing the
+slot on locally when a request ends (RedisGate.passes_locally): no other
+worker can hold it meanwhile, since Redis counts it taken until the worker
+gives it back. The chain's acknowledgements are held back until its last
+page is done (at most HOLD_ACKS_SECONDS) and go, with the slot, in one sync
+that leases the next chain. Pages of different hosts done in the same turn
+of the worker's crawl loop go together too: an acknowledgement waits for
+the loop's next ``pop``. A chain is at most the URLs the worker asks for
+(its free threads), so a dead worker holds no more than a lease of a URL a
+thread would. At a delay no chain is leased: there the host's pages/s are
+bounded by politeness, not Redis, and holding acknowledgements back for a
+chain's intervals would hold the level barrier back too.
+
+
 Exact levels: the open level closes when every URL of it is acknowledged
 (requeues and reclaimed leases included), by the same rule as
 urllist.hosts.HostFrontier's flags. URLs are leased from the open level's
@@ -82,7 +100,7 @@ import json
 import os
 import threading
 import time
-from collections import Counter, OrderedDict
+from collections import Counter, OrderedDict, deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,6 +117,7 @@ LEASE_SECONDS = 60.0       # a worker silent this long has died: its URLs go to 
 POLL_SECONDS = 0.05        # how soon a retry or redirect waiting for its host asks the gate again
 IDLE_SECONDS = 1.0         # an idle worker not told otherwise asks again after this long
 AHEAD_MS = 100             # a lease takes a host's slot this long before it may start, at most
+HOLD_ACKS_SECONDS = 0.25   # a page's acknowledgement waits this long for its chain's others, at most
 KNOWN_SEEN = 16_384        # fingerprints a worker remembers Redis has judged (as --seen-cache)
 RECONNECT_SECONDS = 120.0  # how long a worker waits for Redis to come back
 TICK_SECONDS = 1.0         # a worker's bookkeeping (deadline, reclaim, speed, rows written)
@@ -432,6 +451,13 @@ end
 -- level's. Taking a slot a moment ahead spares the calls that would ask
 -- again as each host comes ready. Also the hosts given back and not taken
 -- again, whose ready hints are still to be set.
+-- A host with one request slot and no interval passes it on to its next
+-- URL with no wait: once every ready host has given one URL, such hosts
+-- give w more under their one slot (a chain, while n lasts), each with
+-- wait -1: fetched by w one after another, each behind the one before, so
+-- that several pages share one call. The slot stays taken here until w
+-- gives it back after the chain's last request: no other worker's request
+-- comes between, and a worker that dies holds the host as a page's lease does.
 --
 -- Fetch-ahead: a URL of level L+1 is final once queued (only pages of level
 -- L queue it), so it may be fetched while L is open; the worker keeps the
@@ -440,31 +466,37 @@ end
 -- is empty (a host's URLs go in level order, as in one machine's FIFO).
 -- Not under a page budget: the budget must go to the open level first.
 local function lease(w, n, given, ahead)
-  local out, waits, later = {}, {}, {}
+  local out, waits, later, chainable, fields = {}, {}, {}, {}, {}
   local level = open_level()
   local after = level + 1
   if MAX_PAGES > 0 then ahead = 0 end
-  local function take(h, at, passed, lv)
+  local may_ahead = ahead
+  local function leased(entry, wait, lv)
+    fields[#fields + 1] = string.match(entry, '^(%d+)')
+    fields[#fields + 1] = entry
+    out[#out + 1] = entry
+    waits[#waits + 1] = wait
+    n = n - 1
+    if lv == after then ahead = ahead - 1 end
+  end
+  local function requeued(h, q, lv)
     local ready = p .. 'ready:' .. lv
-    local q = p .. 'q:' .. lv .. ':' .. h
-    local entry = redis.call('LPOP', q)
-    if entry then
-      if not passed then take_slot(w, h, at) end
-      redis.call('HSET', p .. 'lease:' .. w, string.match(entry, '^(%d+)'), entry)
-      redis.call('HINCRBY', p .. 'state', 'leased', 1)
-      out[#out + 1] = entry
-      waits[#waits + 1] = math.max(0, at - now)
-      n = n - 1
-      if lv == after then
-        ahead = ahead - 1
-        redis.call('SADD', p .. 'ahead', w)
-      end
-    end
     if redis.call('LLEN', q) == 0 then
       redis.call('ZREM', ready, h)
       -- its next level's URLs may go now (their hint was held back)
       if lv == level then redis.call('ZADD', p .. 'ready:' .. after, 'XX', ready_at(h), h) end
     else redis.call('ZADD', ready, ready_at(h), h) end
+  end
+  local function take(h, at, passed, lv)
+    local q = p .. 'q:' .. lv .. ':' .. h
+    local entry = redis.call('LPOP', q)
+    if entry then
+      if not passed then take_slot(w, h, at) end
+      leased(entry, math.max(0, at - now), lv)
+      redis.call('HINCRBY', p .. 'state', 'leased', 1)
+      if PER_HOST == 1 and (passed or passes_on(h)) then chainable[#chainable + 1] = {h, lv} end
+    end
+    requeued(h, q, lv)
   end
   -- the level whose queue gives h's next URL, if one may be leased
   local function next_of(h)
@@ -498,7 +530,7 @@ local function lease(w, n, given, ahead)
     for _, h in ipairs(redis.call('ZRANGEBYSCORE', ready_after, '-inf', soon, 'LIMIT', 0, 2 * n + 8)) do
       if n <= 0 or ahead <= 0 then break end
       if redis.call('EXISTS', p .. 'q:' .. level .. ':' .. h) == 1 then
-        -- its open-level URLs first: take() lowers this when they are all out
+        -- its open-level URLs first: requeued() lowers this when they are all out
         redis.call('ZADD', ready_after, INF, h)
       else
         local at = ready_at(h)
@@ -506,8 +538,32 @@ local function lease(w, n, given, ahead)
       end
     end
   end
+  local room = n
+  if MAX_PAGES > 0 then room = math.min(n, MAX_PAGES - state_num('leased') - state_num('processed')) end
+  if room > 0 and #chainable > 0 then
+    local chained = 0
+    for i = 1, #chainable do   -- the URLs left over, shared among the chains
+      local h, lv = chainable[i][1], chainable[i][2]
+      local q = p .. 'q:' .. lv .. ':' .. h
+      local k = math.ceil((room - chained) / (#chainable - i + 1))
+      if lv == after then k = math.min(k, ahead) end
+      local entries = k > 0 and redis.call('LPOP', q, k) or false
+      for _, entry in ipairs(entries or {}) do
+        leased(entry, -1, lv)
+        chained = chained + 1
+      end
+      if entries then requeued(h, q, lv) end
+    end
+    if chained > 0 then redis.call('HINCRBY', p .. 'state', 'leased', chained) end
+  end
+  if #fields > 0 then redis.call('HSET', p .. 'lease:' .. w, unpack(fields)) end
+  if ahead < may_ahead then redis.call('SADD', p .. 'ahead', w) end   -- told when the level closes
   return out, waits, later
 end
+
+-- What a call's acknowledgements write, gathered so that several pages
+-- acknowledged together cost one command each (acks_written).
+local ACKED = {ids = {}, marks = {}, rows = {}}
 
 -- Worker w's acknowledgement of page id: its content verdict, its links
 -- (ARGV[at ...], 5 fields each) queued if new, and what its row needs from
@@ -522,8 +578,8 @@ local function ack(w, id, md5, expand, at, links)
     return {tonumber(f[2]), {}, {0, 0, 0, 0, 0}, tonumber(f[1]), {}}
   end
   local level = tonumber(split(entry)[2])
-  redis.call('HDEL', p .. 'lease:' .. w, id)
-  redis.call('DEL', p .. 'lseen:' .. id)
+  ACKED.ids[#ACKED.ids + 1] = id
+  ACKED.marks[#ACKED.marks + 1] = p .. 'lseen:' .. id
   local original = content_first(md5, id)
   local new, seen, host_full, query_full, beyond, cut = {}, 0, 0, 0, 0, {}
   if original < 0 then
@@ -549,10 +605,20 @@ local function ack(w, id, md5, expand, at, links)
       end
     end
   end
-  redis.call('HSET', p .. 'rows:' .. w, id, (#new / 2) .. '\t' .. original)
-  redis.call('HINCRBY', p .. 'state', 'leased', -1)
-  redis.call('HINCRBY', p .. 'state', 'processed', 1)
+  ACKED.rows[#ACKED.rows + 1] = id
+  ACKED.rows[#ACKED.rows + 1] = (#new / 2) .. '\t' .. original
   return {original, new, {seen, host_full, query_full, beyond, #cut}, #new / 2, cut}
+end
+
+-- The acknowledged leases dropped, their rows kept, the counts moved.
+local function acks_written(w)
+  local k = #ACKED.ids
+  if k == 0 then return end
+  redis.call('HDEL', p .. 'lease:' .. w, unpack(ACKED.ids))
+  redis.call('DEL', unpack(ACKED.marks))
+  redis.call('HSET', p .. 'rows:' .. w, unpack(ACKED.rows))
+  redis.call('HINCRBY', p .. 'state', 'leased', -k)
+  redis.call('HINCRBY', p .. 'state', 'processed', k)
 end
 """.replace("WINDOW_MS", str(WINDOW_MS)).replace("TICK_MS", str(round(TICK_SECONDS * 1000))) \
     .replace("AHEAD_MS", str(AHEAD_MS))
@@ -592,6 +658,7 @@ while i <= #ARGV do
   acks[#acks + 1] = ack(w, ARGV[i], ARGV[i + 1], ARGV[i + 2] == '1', i + 4, links)
   i = i + 4 + 5 * links
 end
+acks_written(w)
 if #acks > 0 then close_levels() end
 if retry then n = 0 end   -- the lost reply held its URLs: the worker's resync gives them back
 local out, waits, later = lease(w, n, given, ahead)
@@ -1103,6 +1170,9 @@ class RedisGate:
         self.held: Counter[str] = Counter()   # host -> slots this worker holds
         self._page_slots: Counter[str] = Counter()   # of those, slots taken with a leased URL
         self.giving_back: list[str] = []   # hosts whose page slot goes back with the next sync
+        # Whether a page slot, its request ended, passes to the next URL of a
+        # chain this worker leased under it (RedisFrontier's): then it stays taken.
+        self.passes_locally = lambda host: False
         self._seq = 0   # numbers this worker's calls, made one at a time (the lock)
         self._per_host_cached: int | None = None
 
@@ -1180,6 +1250,8 @@ class RedisGate:
     def release(self, host: str) -> None:
         with self._lock:
             if self._page_slots[host] > 0:
+                if self.passes_locally(host):
+                    return
                 # A leased page's slot goes back in the worker's next sync call
                 # (within the same turn of the crawl loop): one call, not two.
                 # Redis then counts the interval from later than the request's
@@ -1245,6 +1317,7 @@ class WriteAhead:
         self.path = path      # None: kept in memory only (tests of the Redis side)
         self._rows: dict[int, str] = {}   # id -> row JSON, not yet known written
         self._file = None
+        self._unsynced = False   # rows written since the last fsync
 
     def read(self) -> dict[int, str]:
         """The rows a previous process left (a torn last line is not a row)."""
@@ -1258,15 +1331,22 @@ class WriteAhead:
         return rows
 
     def add(self, item_id: int, row: str) -> None:
-        """Durable when this returns."""
+        """Written; durable after the next ``durable()``."""
         self._rows[item_id] = row
         if self.path is None:
             return
         if self._file is None:
             self._file = open(self.path, "a", encoding="utf-8")
         self._file.write(f"{item_id}\t{row}\n")
-        self._file.flush()
-        os.fsync(self._file.fileno())
+        self._unsynced = True
+
+    def durable(self) -> None:
+        """Every row added so far on disk for good: one fsync for all the
+        pages a sync acknowledges (a group commit), not one a row."""
+        if self._unsynced:
+            self._file.flush()
+            os.fsync(self._file.fileno())
+            self._unsynced = False
 
     def keep(self, rows: dict[int, str]) -> None:
         """Only these rows from now on (the file rewritten, then renamed over)."""
@@ -1276,6 +1356,7 @@ class WriteAhead:
         if self._file is not None:
             self._file.close()
             self._file = None
+            self._unsynced = False   # the rewrite below syncs what is kept
         fresh = self.path.with_suffix(".new")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(fresh, "w", encoding="utf-8") as out:
@@ -1322,7 +1403,8 @@ class KnownSeen:
 class RedisFrontier:
     """URL_List's Frontier protocol over a SharedCrawl, for one worker.
 
-    One ``sync`` script call a page: the request slots of the pages just
+    One ``sync`` script call a page, or one for a chain of pages of one host
+    (the module's docstring): the request slots of the pages just
     fetched go back, the page's acknowledgement (children, content verdict,
     row: ``commit``, the Controller's shared-state path) and the lease of the
     next URLs for the threads it frees ride in the same call, so ``pop``
@@ -1350,6 +1432,13 @@ class RedisFrontier:
         self._flags: tuple[int, ...] = ()   # read again when the open level changes
         self._cap = threads        # URLs this worker may hold (its weight, from the tick)
         self._leased: list[tuple[float, QueuedUrl]] = []   # (may start at, item) leased by a sync
+        # host -> URLs leased under the slot of the one fetched now, in order
+        self._chains: dict[str, deque[QueuedUrl]] = {}
+        self._in_chain: set[int] = set()   # ids leased in a chain, not acknowledged yet
+        # acknowledgements held back while a chain runs: (item, arguments, links sent,
+        # links known seen, then)
+        self._held_acks: list[tuple] = []
+        self._held_since = 0.0     # when the first of them was held
         self._waiting: list[tuple[float, str, QueuedUrl]] = []   # (local time, host, item)
         self._written: list[int] = []   # committed ids whose rows are written: forget them
         self._pages = 0            # acknowledged since the last tick (its speed)
@@ -1362,6 +1451,7 @@ class RedisFrontier:
         self._beat = threading.Event()
         self._heart = threading.Thread(target=self._heartbeat, daemon=True)
         self._waker = threading.Thread(target=self._wait_for_word, daemon=True)
+        gate.passes_locally = self._pass_on
 
     # -- joining and leaving ------------------------------------------------
     def join(self) -> tuple[int, dict[int, tuple[int, int | None, str]]]:
@@ -1463,15 +1553,37 @@ class RedisFrontier:
             replies, entries, summary, waits = self._member.run("sync", *args)
             self._heard(summary)
             heard = time.monotonic()   # a wait counts from the reply: never earlier than Redis's
-            self._ask_again = 0.0 if len(entries) >= n else self._next_chance()
+            # A chain is leased only when no other host was ready: ask again when one may be.
+            chained = any(int(wait) < 0 for wait in waits)
+            self._ask_again = 0.0 if len(entries) >= n and not chained else self._next_chance()
+            heads = {}
             for entry, wait in zip(entries, waits):
                 item, host = parse_entry(entry)
-                self._gate.leased(host)
                 self._held_ids.add(item.id)
                 if item.level > self.current_level:
                     self._held_ahead[item.id] = item.level
+                if int(wait) < 0:   # behind the one before, under its slot
+                    self._chains.setdefault(host, deque()).append(item)
+                    self._in_chain.update((heads[host], item.id))
+                    continue
+                heads[host] = item.id
+                self._gate.leased(host)
                 self._leased.append((heard + int(wait) / 1000, item))
             return replies
+
+    def _pass_on(self, host: str) -> bool:
+        """From a fetch thread, its request to host ended: the next URL of
+        host's chain may start now (the host has no interval), on the slot
+        this worker still holds; False when the chain is done."""
+        with self._gate.locked():
+            chain = self._chains.get(host)
+            if not chain:
+                return False
+            self._leased.append((0.0, chain.popleft()))
+            if not chain:
+                del self._chains[host]
+        self._wake()
+        return True
 
     def _ahead_held(self) -> int:
         """URLs held of a level after the open one (fetched ahead, or parked)."""
@@ -1490,14 +1602,21 @@ class RedisFrontier:
 
     # -- the Frontier protocol ------------------------------------------------
     def pop(self, n: int, now: float) -> list[QueuedUrl]:
+        if self._held_acks and (not self._in_chain or now >= self._held_since + HOLD_ACKS_SECONDS):
+            self.flush()   # the turn's pages; a chain's held ones too if its next is late
+            now = max(now, self._gate.clock())   # what it leased to start now counts from its reply
         out = self._due(n, now)
-        wanted = n - len(out) - len(self._leased)
+        # URLs held already (a chain's still to come among them) are not asked
+        # for again; those fetched ahead hold up no level's end: the cap leaves them out
+        wanted = min(n - len(out) - len(self._leased),
+                     self._cap - len(self._held_ids) + self._ahead_held())
         if self._gate.giving_back or self._told or (wanted > 0 and now >= self._ask_again):
             self._sync(wanted, [])
             now = max(now, self._gate.clock())   # what it leased to start now counts from its reply
-        self._leased.sort(key=lambda pair: pair[0])
-        due = [item for when, item in self._leased[:n - len(out)] if when <= now]
-        del self._leased[:len(due)]
+        with self._gate.locked():   # a fetch thread's _pass_on adds to it
+            self._leased.sort(key=lambda pair: pair[0])
+            due = [item for when, item in self._leased[:n - len(out)] if when <= now]
+            del self._leased[:len(due)]
         return out + due
 
     def _next_chance(self) -> float:
@@ -1521,6 +1640,13 @@ class RedisFrontier:
         return out
 
     def next_ready(self, now: float) -> float | None:
+        ready = self._next_url(now)
+        if not self._held_acks:
+            return ready
+        flush_at = self._held_since + HOLD_ACKS_SECONDS
+        return flush_at if ready is None else min(ready, flush_at)
+
+    def _next_url(self, now: float) -> float | None:
         summary = self._summary
         if self._gate.giving_back or self._told:
             return now
@@ -1543,7 +1669,7 @@ class RedisFrontier:
 
     def exhausted(self) -> bool:
         return (self._summary is not None and self._summary.finished and not self._waiting
-                and not self._leased)
+                and not self._leased and not self._held_acks)
 
     def push(self, items, taken=frozenset()) -> None:
         raise TypeError("a shared crawl queues URLs only through commit()")
@@ -1577,12 +1703,17 @@ class RedisFrontier:
         return bool(self._summary and self._summary.limit_reached)
 
     # -- the shared-state path ---------------------------------------------
-    def commit(self, item: QueuedUrl, content_md5: str, links: list[tuple[str, str, str]],
-               expand: bool, row: dict) -> Commit:
+    def commit(self, item: QueuedUrl, content_md5: str, links: list[tuple[str, str, str, str]],
+               expand: bool, row: dict, then=None) -> Commit | None:
         """Acknowledge item: its content verdict, its links ((url, host,
         path if it has a query, pattern or '')) queued if new, its row kept
         until written; the URLs for the fetch threads this frees leased in
-        the same call."""
+        the same call. Without ``then``: at once, and its Commit returned.
+        With it: held back until the crawl loop's next ``pop`` (so pages that
+        finish in the same turn of the loop go together), and while a page
+        of a chain this worker leased is still to come (at most
+        HOLD_ACKS_SECONDS after the first held); then(Commit) is called on
+        the loop's thread when Redis has answered (in pop, or in flush)."""
         sent, known = [], 0
         for url, host, path, pattern in links:
             fp = fingerprint(url)
@@ -1590,12 +1721,45 @@ class RedisFrontier:
                 known += 1
             else:
                 sent += [fp, host, path, pattern, url]
-        args = [item.id, content_md5 or "", int(expand), len(sent) // 5, *sent]
         with self._gate.locked():   # the tick rewrites the write-ahead under the same lock
             self._ahead.add(item.id, json.dumps(row))
-            (reply,) = self._sync(self.threads - len(self._held_ids) + 1, [args])
-        self._held_ids.discard(item.id)
-        self._held_ahead.pop(item.id, None)
+            self._in_chain.discard(item.id)
+            args = [item.id, content_md5 or "", int(expand), len(sent) // 5, *sent]
+            self._held_acks.append((item, args, sent, known, then))
+            if then is not None:   # acknowledged by the next pop, with the others held by then
+                self._held_since = self._held_since or time.monotonic()
+                return None
+            answered = self._acknowledge()
+        self._tell(answered)
+        return answered[-1][1] if then is None else None
+
+    def flush(self) -> None:
+        """Acknowledge the pages held back, now (the crawl is ending)."""
+        with self._gate.locked():
+            answered = self._acknowledge() if self._held_acks else []
+        self._tell(answered)
+
+    def _acknowledge(self) -> list:
+        """One sync for every held page: [(then, Commit)] in their order."""
+        held, self._held_acks, self._held_since = self._held_acks, [], 0.0
+        self._ahead.durable()   # a row on disk before Redis hears its page is done
+        replies = self._sync(self.threads - len(self._held_ids) + len(held),
+                             [args for _, args, *_ in held])
+        answered = []
+        for (item, _, sent, known, then), reply in zip(held, replies):
+            self._held_ids.discard(item.id)
+            self._held_ahead.pop(item.id, None)
+            answered.append((then, self._judged(item, sent, known, reply)))
+        return answered
+
+    @staticmethod
+    def _tell(answered) -> None:
+        for then, commit in answered:
+            if then is not None:
+                then(commit)
+
+    def _judged(self, item: QueuedUrl, sent: list, known: int, reply) -> Commit:
+        """Redis's answer to one page's acknowledgement."""
         if int(reply[0]) == -1 and len(reply) == 1:
             return Commit(False)
         self._pages += 1
