@@ -30,7 +30,7 @@ Keys (``p`` = the prefix):
   p ahead        workers holding URLs of the level after the open one (fetched
                  ahead): told when the open level closes, so they acknowledge them
   p wake:W       W's wake-up list: ms until a host may start, or -1: a level closed
-                 (W waits with BLPOP)
+                 or the crawl ended (W waits with BLPOP)
   p rate:W       W's pages per 10 s bucket (its speed, the node weight)
   p alive        when the last tick ran (a long gap: Redis was away)
   p rows:W       id -> "new links\tduplicate_of" of a page W committed and has not
@@ -118,6 +118,10 @@ POLL_SECONDS = 0.05        # how soon a retry or redirect waiting for its host a
 IDLE_SECONDS = 1.0         # an idle worker not told otherwise asks again after this long
 AHEAD_MS = 100             # a lease takes a host's slot this long before it may start, at most
 HOLD_ACKS_SECONDS = 0.25   # a page's acknowledgement waits this long for its chain's others, at most
+# A request slot given back waits for the page's acknowledgement (to share its
+# sync) at most this share of the delay: the host's interval counts from the
+# give-back, so its gap grows by the wait.
+GIVE_BACK_SHARE = 0.05
 KNOWN_SEEN = 16_384        # fingerprints a worker remembers Redis has judged (as --seen-cache)
 RECONNECT_SECONDS = 120.0  # how long a worker waits for Redis to come back
 TICK_SECONDS = 1.0         # a worker's bookkeeping (deadline, reclaim, speed, rows written)
@@ -369,6 +373,12 @@ local function close_levels()
     local m = tonumber(redis.call('LINDEX', p .. 'flags', -1))
     local state = redis.call('HMGET', p .. 'state', 'next_id', 'processed')
     local total = tonumber(state[1])
+    if tonumber(state[2]) == total then   -- the crawl is done: no idle worker waits to hear it
+      for _, w in ipairs(redis.call('SMEMBERS', p .. 'idle')) do
+        redis.call('RPUSH', p .. 'wake:' .. w, -1)
+      end
+      redis.call('DEL', p .. 'idle')
+    end
     if tonumber(state[2]) ~= m or total <= m then return end
     redis.call('RPUSH', p .. 'flags', total)
     LEVEL = nil
@@ -410,12 +420,23 @@ local function weight(w)
   return sum * 1000 / span
 end
 
+-- When the soonest host may start of those a lease may take from: the
+-- open level's ready set and (fetch-ahead, not under a page budget) the
+-- next level's. nil: no host queued.
+local function first_ready()
+  local level, best = math.max(open_level(), 0), nil
+  for lv = level, MAX_PAGES > 0 and level or level + 1 do
+    local first = redis.call('ZRANGE', p .. 'ready:' .. lv, 0, 0, 'WITHSCORES')
+    if #first > 0 and (not best or tonumber(first[2]) < best) then best = tonumber(first[2]) end
+  end
+  return best
+end
+
 -- The open level and the counts, not the flags: a worker reads the list
 -- of flags itself, once each time the open level changes.
 local function summary()
-  local wait, level = -1, open_level()
-  local first = redis.call('ZRANGE', p .. 'ready:' .. math.max(level, 0), 0, 0, 'WITHSCORES')
-  if #first > 0 then wait = math.max(0, tonumber(first[2]) - now) end
+  local wait, level, first = -1, open_level(), first_ready()
+  if first then wait = math.max(0, first - now) end
   local state = redis.call('HMGET', p .. 'state', 'next_id', 'processed', 'leased')
   local leased, processed = tonumber(state[3]) or 0, tonumber(state[2]) or 0
   local limit = MAX_PAGES > 0 and leased + processed >= MAX_PAGES
@@ -424,15 +445,15 @@ end
 
 -- No polling: a worker whose sync leased fewer URLs than it asked for is
 -- idle until told. After anything that may free a host (a slot given back,
--- a lease reclaimed, a level opened) one idle worker is told when the open
--- level's next host may start (ms from now), on its own list, which it
+-- a lease reclaimed, a level opened) one idle worker is told when the next
+-- host a lease may take may start (ms from now), on its own list, which it
 -- waits on with BLPOP; the one told passes the word on with its own sync.
 local function wake_idle()
   if redis.call('SCARD', p .. 'idle') == 0 then return end
-  local first = redis.call('ZRANGE', p .. 'ready:' .. math.max(open_level(), 0), 0, 0, 'WITHSCORES')
-  if #first == 0 or tonumber(first[2]) >= INF then return end
+  local first = first_ready()
+  if not first or first >= INF then return end
   local idle = redis.call('SPOP', p .. 'idle')
-  redis.call('RPUSH', p .. 'wake:' .. idle, math.max(0, tonumber(first[2]) - now))
+  redis.call('RPUSH', p .. 'wake:' .. idle, math.max(0, first - now))
 end
 
 -- Whether a slot given back may go straight to the host's next URL: the
@@ -860,7 +881,7 @@ class Summary:
     processed: int
     leased: int
     limit_reached: bool
-    wait: float | None        # seconds until the open level's next host may start; None: no host queued
+    wait: float | None        # seconds until the next host a lease may take may start; None: no host queued
     open_level: int
 
     @classmethod
@@ -1170,6 +1191,7 @@ class RedisGate:
         self.held: Counter[str] = Counter()   # host -> slots this worker holds
         self._page_slots: Counter[str] = Counter()   # of those, slots taken with a leased URL
         self.giving_back: list[str] = []   # hosts whose page slot goes back with the next sync
+        self.giving_since = 0.0   # when the first of them was given back here
         # Whether a page slot, its request ended, passes to the next URL of a
         # chain this worker leased under it (RedisFrontier's): then it stays taken.
         self.passes_locally = lambda host: False
@@ -1258,6 +1280,8 @@ class RedisGate:
                 # end, never from earlier.
                 self._page_slots[host] -= 1
                 self.held[host] -= 1
+                if not self.giving_back:
+                    self.giving_since = time.monotonic()
                 self.giving_back.append(host)
                 return
         self._op("release", host)
@@ -1418,8 +1442,9 @@ class RedisFrontier:
 
     def __init__(self, shared: SharedCrawl, gate: RedisGate, threads: int = 8,
                  sync_rows=lambda: None, seen_cache: int = KNOWN_SEEN, wake=lambda: None,
-                 ahead_path: Path | None = None, max_ahead: int = 0) -> None:
+                 ahead_path: Path | None = None, max_ahead: int = 0, delay: float = 0.0) -> None:
         self.threads = threads
+        self._hold_slots = min(HOLD_ACKS_SECONDS, GIVE_BACK_SHARE * delay)
         self.max_ahead = max_ahead   # URLs of the level after the open one held at most
         self._ahead = WriteAhead(ahead_path)
         self._wake = wake          # makes the crawl loop look at pop() again, from another thread
@@ -1500,7 +1525,7 @@ class RedisFrontier:
             if word is not None:
                 with self._gate.locked():
                     ms = int(word[1])
-                    if ms < 0:   # a level closed: pages fetched ahead may be acknowledged
+                    if ms < 0:   # a level closed (pages fetched ahead may be acknowledged), or all did
                         self._told = True
                     else:        # when a host may start for us
                         self._ask_again = min(self._ask_again, time.monotonic() + ms / 1000)
@@ -1610,7 +1635,7 @@ class RedisFrontier:
         # for again; those fetched ahead hold up no level's end: the cap leaves them out
         wanted = min(n - len(out) - len(self._leased),
                      self._cap - len(self._held_ids) + self._ahead_held())
-        if self._gate.giving_back or self._told or (wanted > 0 and now >= self._ask_again):
+        if self._told or self._give_back_due(now) or (wanted > 0 and now >= self._ask_again):
             self._sync(wanted, [])
             now = max(now, self._gate.clock())   # what it leased to start now counts from its reply
         with self._gate.locked():   # a fetch thread's _pass_on adds to it
@@ -1618,6 +1643,11 @@ class RedisFrontier:
             due = [item for when, item in self._leased[:n - len(out)] if when <= now]
             del self._leased[:len(due)]
         return out + due
+
+    def _give_back_due(self, now: float) -> bool:
+        """Whether the slots given back may wait no longer for an
+        acknowledgement to ride with (a host's wait is no reason to sync at once)."""
+        return bool(self._gate.giving_back) and now >= self._gate.giving_since + self._hold_slots
 
     def _next_chance(self) -> float:
         """When a URL may be there for us after a sync found fewer than asked:
@@ -1647,9 +1677,16 @@ class RedisFrontier:
         return flush_at if ready is None else min(ready, flush_at)
 
     def _next_url(self, now: float) -> float | None:
-        summary = self._summary
-        if self._gate.giving_back or self._told:
+        if self._told:
             return now
+        if self._gate.giving_back:
+            due = self._gate.giving_since + self._hold_slots
+            url = self._next_leased(now)
+            return due if url is None else min(due, url)
+        return self._next_leased(now)
+
+    def _next_leased(self, now: float) -> float | None:
+        summary = self._summary
         if self._leased:
             return min(when for when, _ in self._leased)
         if summary is None or summary.finished:
@@ -1743,7 +1780,7 @@ class RedisFrontier:
         """One sync for every held page: [(then, Commit)] in their order."""
         held, self._held_acks, self._held_since = self._held_acks, [], 0.0
         self._ahead.durable()   # a row on disk before Redis hears its page is done
-        replies = self._sync(self.threads - len(self._held_ids) + len(held),
+        replies = self._sync(self.threads - len(self._held_ids) + self._ahead_held() + len(held),
                              [args for _, args, *_ in held])
         answered = []
         for (item, _, sent, known, then), reply in zip(held, replies):
