@@ -119,9 +119,10 @@ IDLE_SECONDS = 1.0         # an idle worker not told otherwise asks again after 
 AHEAD_MS = 100             # a lease takes a host's slot this long before it may start, at most
 HOLD_ACKS_SECONDS = 0.25   # a page's acknowledgement waits this long for its chain's others, at most
 # A request slot given back waits for the page's acknowledgement (to share its
-# sync) at most this share of the delay: the host's interval counts from the
-# give-back, so its gap grows by the wait.
-GIVE_BACK_SHARE = 0.05
+# sync) at most this share of the delay: the interval counts from the
+# request's end all the same, and a lease takes the slot up to AHEAD_MS early
+# only once it is back.
+GIVE_BACK_SHARE = 0.25
 KNOWN_SEEN = 16_384        # fingerprints a worker remembers Redis has judged (as --seen-cache)
 RECONNECT_SECONDS = 120.0  # how long a worker waits for Redis to come back
 TICK_SECONDS = 1.0         # a worker's bookkeeping (deadline, reclaim, speed, rows written)
@@ -289,12 +290,17 @@ end
 -- between telling Redis it starts and its request leaving the machine,
 -- which no other worker can see; the end is never before the server
 -- answered, so the server sees requests at least the interval apart.
+-- host -> when its request ended, for the slots a sync gives back some
+-- time after (now less the ms the worker counted since; never earlier than
+-- the true end, since the call's transit counts too)
+local ENDED = {}
 local function give_slot(w, h, hint_later)
   if tonumber(redis.call('HGET', p .. 'slots:' .. w, h) or '0') <= 0 then return 0 end
   redis.call('HINCRBY', p .. 'slots:' .. w, h, -1)
   redis.call('HINCRBY', p .. 'h:' .. h, 'fl', -1)
-  if tonumber(redis.call('HGET', p .. 'h:' .. h, 'last') or '0') < now then
-    redis.call('HSET', p .. 'h:' .. h, 'last', now)
+  local ended = ENDED[h] or now
+  if tonumber(redis.call('HGET', p .. 'h:' .. h, 'last') or '0') < ended then
+    redis.call('HSET', p .. 'h:' .. h, 'last', ended)
   end
   if not hint_later then hint(h) end
   return 1
@@ -646,7 +652,8 @@ end
 
 # A worker's one call per page. ARGV: worker, epoch, seq, n (URLs wanted),
 # ahead (of them, URLs of the next level it may take: fetch-ahead), the
-# count of request slots given back and their hosts, then per page
+# count of request slots given back and, per slot, its host and the ms
+# since its request ended (the interval counts from then), then per page
 # acknowledged: id, content md5 ('' = none), expand (1/0), the count of
 # its links and (fingerprint, host, path-if-query, pattern-or-'', url) per
 # link. Slots go back first, so the lease that follows may take them. seq
@@ -662,18 +669,19 @@ if releases > 0 then
   local ops = p .. 'gateop:' .. w
   retry = redis.call('HGET', ops, 'seq') == seq
   if not retry then
-    for i = 7, 6 + releases do   -- only slots w holds (not given back by a resync)
+    for i = 7, 5 + 2 * releases, 2 do   -- only slots w holds (not given back by a resync)
       local h = ARGV[i]
       held[h] = held[h] or tonumber(redis.call('HGET', p .. 'slots:' .. w, h) or '0')
       if held[h] > 0 then
         held[h] = held[h] - 1
         given[#given + 1] = h
+        ENDED[h] = math.max(ENDED[h] or 0, now - math.max(0, tonumber(ARGV[i + 1])))
       end
     end
     redis.call('HSET', ops, 'seq', seq)
   end
 end
-local acks, i = {}, 7 + releases
+local acks, i = {}, 7 + 2 * releases
 while i <= #ARGV do
   local links = tonumber(ARGV[i + 3])
   acks[#acks + 1] = ack(w, ARGV[i], ARGV[i + 1], ARGV[i + 2] == '1', i + 4, links)
@@ -1190,8 +1198,8 @@ class RedisGate:
         self._lock = threading.RLock()   # ops and resync: the held counts match Redis's
         self.held: Counter[str] = Counter()   # host -> slots this worker holds
         self._page_slots: Counter[str] = Counter()   # of those, slots taken with a leased URL
-        self.giving_back: list[str] = []   # hosts whose page slot goes back with the next sync
-        self.giving_since = 0.0   # when the first of them was given back here
+        # (host, when its request ended) of the page slots that go back with the next sync
+        self.giving_back: list[tuple[str, float]] = []
         # Whether a page slot, its request ended, passes to the next URL of a
         # chain this worker leased under it (RedisFrontier's): then it stays taken.
         self.passes_locally = lambda host: False
@@ -1224,11 +1232,14 @@ class RedisGate:
             self.held[host] += 1
             self._page_slots[host] += 1
 
-    def take_giving_back(self) -> list[str]:
-        """The page slots to give back in the sync call being made now."""
+    def take_giving_back(self) -> list:
+        """The page slots to give back in the sync call being made now: per
+        slot its host and the ms since its request ended (sync's arguments)."""
         with self._lock:
-            hosts, self.giving_back = self.giving_back, []
-            return hosts
+            slots, self.giving_back = self.giving_back, []
+            now = time.monotonic()
+            return [value for host, ended in slots
+                    for value in (host, max(0, round((now - ended) * 1000)))]
 
     def try_start(self, host: str, now: float | None = None) -> bool:
         if self._cancelled.is_set():
@@ -1275,14 +1286,12 @@ class RedisGate:
                 if self.passes_locally(host):
                     return
                 # A leased page's slot goes back in the worker's next sync call
-                # (within the same turn of the crawl loop): one call, not two.
-                # Redis then counts the interval from later than the request's
-                # end, never from earlier.
+                # (the one acknowledging the page, as a rule): one call, not
+                # two. Redis counts the interval from the request's end less
+                # the call's transit, so from later than the end, never earlier.
                 self._page_slots[host] -= 1
                 self.held[host] -= 1
-                if not self.giving_back:
-                    self.giving_since = time.monotonic()
-                self.giving_back.append(host)
+                self.giving_back.append((host, time.monotonic()))
                 return
         self._op("release", host)
 
@@ -1570,9 +1579,9 @@ class RedisFrontier:
             # ahead hold up no level's end, so the cap (the weight) leaves them out
             ahead = self._ahead_held()
             n = max(0, min(n, self._cap - len(self._held_ids) + ahead + len(acks)))
-            hosts = self._gate.take_giving_back()
+            slots = self._gate.take_giving_back()
             self._told = False
-            args = [self._gate.next_seq(), n, max(0, self.max_ahead - ahead), len(hosts), *hosts]
+            args = [self._gate.next_seq(), n, max(0, self.max_ahead - ahead), len(slots) // 2, *slots]
             for page in acks:
                 args += page
             replies, entries, summary, waits = self._member.run("sync", *args)
@@ -1647,7 +1656,7 @@ class RedisFrontier:
     def _give_back_due(self, now: float) -> bool:
         """Whether the slots given back may wait no longer for an
         acknowledgement to ride with (a host's wait is no reason to sync at once)."""
-        return bool(self._gate.giving_back) and now >= self._gate.giving_since + self._hold_slots
+        return bool(self._gate.giving_back) and now >= self._gate.giving_back[0][1] + self._hold_slots
 
     def _next_chance(self) -> float:
         """When a URL may be there for us after a sync found fewer than asked:
@@ -1680,7 +1689,7 @@ class RedisFrontier:
         if self._told:
             return now
         if self._gate.giving_back:
-            due = self._gate.giving_since + self._hold_slots
+            due = self._gate.giving_back[0][1] + self._hold_slots
             url = self._next_leased(now)
             return due if url is None else min(due, url)
         return self._next_leased(now)
