@@ -120,6 +120,7 @@ class PoliteRun:
     gaps: Gaps
     levels_exact: bool | None  # every site's pages on their BFS levels; None: the peer records none
     slots: int | None          # Scrapy: download slots its responses came through; None: not Scrapy
+    script_calls: int | None = None   # ours-shared: Lua script calls Redis ran (EVALSHA); None: no Redis
 
     @property
     def lower_bound_s(self) -> float:
@@ -135,12 +136,16 @@ class PoliteRun:
         return self.pages / self.wall_s if self.wall_s > 0 else 0.0
 
     @property
+    def calls_per_page(self) -> float | None:
+        return None if self.script_calls is None or not self.pages else self.script_calls / self.pages
+
+    @property
     def fetched_once(self) -> bool:
         return self.missed == 0 and self.duplicates == 0
 
     def to_dict(self) -> dict:
         return {**asdict(self), "lower_bound_s": self.lower_bound_s, "efficiency": self.efficiency,
-                "pages_per_s": self.pages_per_s}
+                "pages_per_s": self.pages_per_s, "calls_per_page": self.calls_per_page}
 
 
 # -- what the server saw -----------------------------------------------------------
@@ -229,23 +234,25 @@ def run_one(peer: peer_registry.Peer, server: Nginx, sites: SiteSet, setting: Se
     extra = tuple(shlex.split(options.ours_args)) if peer.name.startswith("ours") else ()
     env = {**os.environ, **peer.env, "no_proxy": "*", "NO_PROXY": "*"}   # loopback only: never a proxy
     mark = server.mark()
+    calls = None
     if peer.name == "ours-shared":
-        measured = run_shared(peer, seeds, extra, options, run_dir, env)
+        measured, calls = run_shared(peer, seeds, extra, options, run_dir, env)
     else:
         measured = run_measured(peer.argv(seeds, out, extra), run_dir / "logs", timeout=options.timeout_s,
                                 env=env, cwd=run_dir)
     server.mark()   # a barrier: every request of the run is in the log after it
     (run_dir / "access.log").write_text(server.log_since(mark), encoding="utf-8")
     entries = server.requests_since(mark)
-    record = _record(peer, setting, sites, round_no, measured, entries, out)
+    record = replace(_record(peer, setting, sites, round_no, measured, entries, out), script_calls=calls)
     if record.exit_ok and not options.keep_output:
         shutil.rmtree(out, ignore_errors=True)
     return record
 
 
 def run_shared(peer: peer_registry.Peer, seeds: tuple[str, ...], extra: tuple[str, ...], options: Options,
-               run_dir: Path, env: dict[str, str]) -> Measured:
-    """The shared crawl of ours-shared, its workers' output merged into run_dir/out."""
+               run_dir: Path, env: dict[str, str]) -> tuple[Measured, int]:
+    """The shared crawl of ours-shared, its workers' output merged into
+    run_dir/out; and the script calls Redis ran for it."""
     dirs = [run_dir / f"w{k}" for k in range(options.shared_workers)]
     first = peer.argv(seeds, dirs[0], extra)
     with RedisServer(run_dir / "redis", extra=("--appendfsync", SHARED_FSYNC)) as redis_server:
@@ -257,13 +264,14 @@ def run_shared(peer: peer_registry.Peer, seeds: tuple[str, ...], extra: tuple[st
             raise click.ClickException(str(exc)) from None
         in_time = wait_all(timed, time.monotonic() + options.timeout_s)
         wall = time.perf_counter() - started
+        calls = client.info("commandstats").get("cmdstat_evalsha", {}).get("calls", 0)
     usages = [t.usage() for t in timed]
     merged = merge_dirs(first[0], dirs, run_dir / "out", env, run_dir)
     (run_dir / "merge-stderr.txt").write_text(merged.stderr, encoding="utf-8")
     codes = [t.proc.returncode for t in timed] + [merged.returncode]
     cpu = Usage(sum(u.user_s for u in usages), sum(u.sys_s for u in usages),
                 max(u.max_rss_kb for u in usages), None)
-    return Measured(tuple(first), next((c for c in codes if c), 0), wall, cpu, not in_time)
+    return Measured(tuple(first), next((c for c in codes if c), 0), wall, cpu, not in_time), calls
 
 
 def _record(peer, setting, sites, round_no, measured, entries, out) -> PoliteRun:
@@ -300,7 +308,7 @@ def measure(setting: Setting, options: Options, work: Path, source: Path | None 
 # -- tables and results ----------------------------------------------------------------
 COLUMNS = ("setting", "peer", "round", "wall s", "lower bound s", "efficiency", "× ours", "pages/s",
            "server span s", "smallest gap s", "1st pct gap s", "median gap s", "short gaps", "requests",
-           "each page once", "levels exact", "Scrapy slots")
+           "each page once", "levels exact", "Scrapy slots", "script calls/page")
 
 
 def table(records: list[PoliteRun]) -> str:
@@ -310,7 +318,8 @@ def table(records: list[PoliteRun]) -> str:
              f"{r.span_s:.1f}", _seconds(r.gaps.smallest_s), _seconds(r.gaps.p1_s),
              _seconds(r.gaps.median_s), str(r.gaps.short), str(r.requests),
              _yes(r.fetched_once) if r.pages == r.site_pages else f"NO ({r.pages}/{r.site_pages} saved)",
-             _yes(r.levels_exact), "—" if r.slots is None else f"{r.slots}/{r.sites}")
+             _yes(r.levels_exact), "—" if r.slots is None else f"{r.slots}/{r.sites}",
+             "—" if r.calls_per_page is None else f"{r.calls_per_page:.2f}")
             for r in records]
     return markdown_table(COLUMNS, rows, left=2)
 

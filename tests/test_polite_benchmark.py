@@ -154,6 +154,7 @@ def test_the_shared_variant_is_three_workers_on_one_redis_checked_as_the_single_
     run = work / "runs" / "polite-2-ours-shared-1"
     assert sorted(p.name for p in run.glob("logs-w*")) == ["logs-w0", "logs-w1", "logs-w2"]
     assert any((run / "redis").rglob("*.aof"))   # the crawl's state was in Redis, with its AOF
+    assert shared["script_calls"] >= 3 and single["script_calls"] is None   # a worker joins with one at least
     (row,) = [line for line in (tmp_path / "RESULTS.md").read_text().splitlines() if "| ours-shared |" in line]
     cells = [cell.strip() for cell in row.split("|")]
     assert cells[4] == f"{shared['wall_s']:.1f}"   # wall s, then "× ours": the single node's ÷ its own
