@@ -47,7 +47,9 @@ Keys (``p`` = the prefix):
                  kept when a lease is reclaimed: the level is the same when redone)
 
 The cost a page: one ``sync`` call. A worker's fetch thread, once its page
-is fetched and digested, gives back the page's request slot, acknowledges
+is fetched and digested, gives back the page's request slot (with the ms
+since its request ended, from which Redis counts the host's interval, so
+the slot waits for the acknowledgement at no cost to the host), acknowledges
 the page (its content verdict and its links, those the worker has not
 already seen Redis judge) and leases the URLs for the threads it frees, in
 one script; its row is in the worker's own write-ahead file, not in Redis.
