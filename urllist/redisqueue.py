@@ -1244,9 +1244,16 @@ class RedisGate:
                     for value in (host, max(0, round((now - ended) * 1000)))]
 
     def try_start(self, host: str, now: float | None = None) -> bool:
+        return self.start_or_wait(host) == 0.0
+
+    def start_or_wait(self, host: str) -> float:
+        """Takes a request slot on host now (0.0), or says how many seconds
+        until it may (POLL_SECONDS when the slot is held elsewhere, until
+        given back, or the worker is stopping)."""
         if self._cancelled.is_set():
-            return False
-        return self._op("start", host) == 0
+            return POLL_SECONDS
+        wait = self._op("start", host) / 1000
+        return POLL_SECONDS if wait > LEASE_SECONDS else wait   # longer: held elsewhere (INF)
 
     def acquire(self, host: str) -> None:
         while True:
@@ -1670,11 +1677,17 @@ class RedisFrontier:
         return later if wait is None else min(later, self._asked_at + wait)
 
     def _due(self, n: int, now: float) -> list[QueuedUrl]:
-        """Waiting URLs whose time has come and whose host gives a slot."""
+        """Waiting URLs whose time has come and whose host gives a slot; the
+        others asked again when Redis says their host may start (a page
+        after its robots.txt waits out the delay: one call, not one a poll)."""
         out, later = [], []
         for when, host, item in sorted(self._waiting, key=lambda w: w[0]):
-            if len(out) < n and when <= now and self._gate.try_start(host):
-                out.append(item)
+            if len(out) < n and when <= now:
+                wait = self._gate.start_or_wait(host)
+                if wait == 0.0:
+                    out.append(item)
+                else:
+                    later.append((self._gate.clock() + wait, host, item))
             else:
                 later.append((when if when > now else now + POLL_SECONDS, host, item))
         self._waiting = later
