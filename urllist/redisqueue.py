@@ -78,7 +78,6 @@ thread would. At a delay no chain is leased: there the host's pages/s are
 bounded by politeness, not Redis, and holding acknowledgements back for a
 chain's intervals would hold the level barrier back too.
 
-
 Exact levels: the open level closes when every URL of it is acknowledged
 (requeues and reclaimed leases included), by the same rule as
 urllist.hosts.HostFrontier's flags. URLs are leased from the open level's
@@ -121,9 +120,9 @@ IDLE_SECONDS = 1.0         # an idle worker not told otherwise asks again after 
 AHEAD_MS = 100             # a lease takes a host's slot this long before it may start, at most
 HOLD_ACKS_SECONDS = 0.25   # a page's acknowledgement waits this long for its chain's others, at most
 # A request slot given back waits for the page's acknowledgement (to share its
-# sync) at most this share of the delay: the interval counts from the
-# request's end all the same, and a lease takes the slot up to AHEAD_MS early
-# only once it is back.
+# sync) at most this share of the delay, and never past AHEAD_MS before the
+# host may start again: the interval counts from the request's end all the
+# same, but a lease can take the slot (up to AHEAD_MS early) only once it is back.
 GIVE_BACK_SHARE = 0.25
 KNOWN_SEEN = 16_384        # fingerprints a worker remembers Redis has judged (as --seen-cache)
 RECONNECT_SECONDS = 120.0  # how long a worker waits for Redis to come back
@@ -291,10 +290,10 @@ end
 -- not only from when it was started: a worker's thread can be held up
 -- between telling Redis it starts and its request leaving the machine,
 -- which no other worker can see; the end is never before the server
--- answered, so the server sees requests at least the interval apart.
--- host -> when its request ended, for the slots a sync gives back some
--- time after (now less the ms the worker counted since; never earlier than
--- the true end, since the call's transit counts too)
+-- answered, so the server sees requests at least the interval apart. A
+-- slot a sync gives back some time after its request ended counts from
+-- ENDED[h]: Redis's now less the ms the worker counted since the end, never
+-- earlier than the true end (the call's transit counts too).
 local ENDED = {}
 local function give_slot(w, h, hint_later)
   if tonumber(redis.call('HGET', p .. 'slots:' .. w, h) or '0') <= 0 then return 0 end
@@ -1462,7 +1461,8 @@ class RedisFrontier:
                  sync_rows=lambda: None, seen_cache: int = KNOWN_SEEN, wake=lambda: None,
                  ahead_path: Path | None = None, max_ahead: int = 0, delay: float = 0.0) -> None:
         self.threads = threads
-        self._hold_slots = min(HOLD_ACKS_SECONDS, GIVE_BACK_SHARE * delay)
+        self._hold_slots = min(HOLD_ACKS_SECONDS, GIVE_BACK_SHARE * delay,
+                               max(0.0, delay - AHEAD_MS / 1000))
         self.max_ahead = max_ahead   # URLs of the level after the open one held at most
         self._ahead = WriteAhead(ahead_path)
         self._wake = wake          # makes the crawl loop look at pop() again, from another thread
