@@ -97,6 +97,8 @@ and stops: WorkerFenced).
 from __future__ import annotations
 
 import hashlib
+import heapq
+import itertools
 import json
 import os
 import threading
@@ -1482,13 +1484,16 @@ class RedisFrontier:
         # links known seen, then)
         self._held_acks: list[tuple] = []
         self._held_since = 0.0     # when the first of them was held
-        self._waiting: list[tuple[float, str, QueuedUrl]] = []   # (local time, host, item)
+        # URLs waiting for their host, a heap: (local time, arrival, host, item)
+        self._waiting: list[tuple[float, int, str, QueuedUrl]] = []
+        self._arrivals = itertools.count()
         self._written: list[int] = []   # committed ids whose rows are written: forget them
         self._pages = 0            # acknowledged since the last tick (its speed)
         self._asked_at = 0.0
         self._ask_again = 0.0      # a sync that leased less than asked: when to ask again
         self._held_ids: set[int] = set()   # leased to us and not committed
         self._held_ahead: dict[int, int] = {}   # of them, id -> level, leased ahead of the open one
+        self._ahead_of = 0         # the open level when _held_ahead was last pruned
         self._told = False         # Redis said a level closed: sync even with nothing wanted
         self._lost_seen = shared.lost_replies
         self._beat = threading.Event()
@@ -1631,8 +1636,9 @@ class RedisFrontier:
     def _ahead_held(self) -> int:
         """URLs held of a level after the open one (fetched ahead, or parked)."""
         level = self.current_level
-        for item_id in [i for i, lv in self._held_ahead.items() if lv <= level]:
-            del self._held_ahead[item_id]
+        if level != self._ahead_of:   # those of the level opened since are ahead no more
+            self._held_ahead = {i: lv for i, lv in self._held_ahead.items() if lv > level}
+            self._ahead_of = level
         return len(self._held_ahead)
 
     def _resync(self) -> None:
@@ -1681,16 +1687,15 @@ class RedisFrontier:
         others asked again when Redis says their host may start (a page
         after its robots.txt waits out the delay: one call, not one a poll)."""
         out, later = [], []
-        for when, host, item in sorted(self._waiting, key=lambda w: w[0]):
-            if len(out) < n and when <= now:
-                wait = self._gate.start_or_wait(host)
-                if wait == 0.0:
-                    out.append(item)
-                else:
-                    later.append((self._gate.clock() + wait, host, item))
+        while self._waiting and self._waiting[0][0] <= now and len(out) < n:
+            _, _, host, item = heapq.heappop(self._waiting)
+            wait = self._gate.start_or_wait(host)
+            if wait == 0.0:
+                out.append(item)
             else:
-                later.append((when if when > now else now + POLL_SECONDS, host, item))
-        self._waiting = later
+                later.append((item, host, self._gate.clock() + wait))
+        for item, host, when in later:
+            self.requeue(item, host, when)
         return out
 
     def next_ready(self, now: float) -> float | None:
@@ -1714,16 +1719,15 @@ class RedisFrontier:
         if self._leased:
             return min(when for when, _ in self._leased)
         if summary is None or summary.finished:
-            return None if not self._waiting else min(w[0] for w in self._waiting)
-        times = [w[0] for w in self._waiting]
-        times.append(max(now, self._ask_again))
-        return min(times)
+            return self._waiting[0][0] if self._waiting else None
+        ask = max(now, self._ask_again)
+        return min(ask, self._waiting[0][0]) if self._waiting else ask
 
     def fetched(self, item: QueuedUrl) -> None:
         """Its slot goes back to Redis with the next sync call (the gate's release)."""
 
     def requeue(self, item: QueuedUrl, host: str, not_before: float | None = None) -> None:
-        self._waiting.append((not_before or 0.0, host, item))
+        heapq.heappush(self._waiting, (not_before or 0.0, next(self._arrivals), host, item))
 
     def done(self, item: QueuedUrl) -> None:
         """Committed already, by commit()."""
