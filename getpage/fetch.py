@@ -1004,11 +1004,13 @@ def _limit_socket_wait(response: urllib3.BaseHTTPResponse, seconds: float) -> No
         sock.settimeout(max(seconds, 0.001))
 
 
+# Nearest match first: RemoteDisconnected is both a ConnectionResetError and
+# a BadStatusLine, but means the server hung up before answering.
 _CAUSES: tuple[tuple[type[BaseException], str], ...] = (
     (ConnectionRefusedError, "refused"),
+    (http.client.RemoteDisconnected, "closed without a response"),
     (ConnectionResetError, "reset by peer"),
     (socket.gaierror, "host name not resolved"),
-    (http.client.RemoteDisconnected, "closed without a response"),
     (http.client.IncompleteRead, "closed before the body was complete"),
     (urllib3.exceptions.DecodeError, "bad content encoding"),
     (urllib3.exceptions.SSLError, "TLS failure"),
@@ -1027,7 +1029,15 @@ def _root_cause(exc: BaseException) -> str:
         for kind, name in _CAUSES:
             if isinstance(cause, kind):
                 return name
+        if isinstance(cause, http.client.BadStatusLine):
+            return f"not an HTTP response (status line {_status_line(cause)!r})"
     return str(exc)[:200] or type(exc).__name__
+
+
+def _status_line(exc: http.client.BadStatusLine) -> str:
+    """The first line the server sent, as http.client kept it, cut short."""
+    line = exc.line if isinstance(exc.line, str) else repr(exc.line)
+    return line.strip()[:80]
 
 
 def _proxy_cause(exc: BaseException) -> str:

@@ -468,6 +468,26 @@ def test_chunked_body_cut_off_is_a_connection_error_not_a_hang(server, fetcher):
     assert time.monotonic() - started < 1.5  # the fetcher's timeout is 3 s
 
 
+def _hang_up(handler):
+    handler.close_connection = True   # nothing written: the client reads EOF, not RST
+
+
+def _not_http(handler):
+    handler.wfile.write(b"SSH-2.0-OpenSSH_9.2\r\n")
+    handler.close_connection = True
+
+
+@pytest.mark.parametrize("answer, error", [
+    (_hang_up, "connection: closed without a response"),
+    (_not_http, "connection: not an HTTP response (status line 'SSH-2.0-OpenSSH_9.2')"),
+])
+def test_a_connection_without_an_http_answer_is_named_for_what_happened(server, answer, error):
+    server.routes["/x"] = answer
+    with make_fetcher(retries=0) as fetcher:
+        result = fetcher.fetch(server.url("/x"))
+    assert result.error == error
+
+
 def test_server_closing_mid_body_is_retried_and_then_recorded(server):
     def short(handler):
         handler.send_response(200)

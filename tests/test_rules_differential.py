@@ -36,6 +36,22 @@ PREFIX = "crawl:{rules}:"
 LUA_INF = 1e15   # the prelude's INF: "not until a slot is given back"
 
 
+@pytest.fixture(scope="module")
+def one_redis_server(tmp_path_factory):
+    from redisserver import RedisServer
+    with RedisServer(tmp_path_factory.mktemp("redis-data")) as server:
+        yield server
+
+
+@pytest.fixture
+def redis_server(one_redis_server):
+    """The module's one redis-server, emptied (FLUSHALL) for each case: a case
+    sets only keys, never the server's settings, and a new process per case
+    cost more than the case."""
+    one_redis_server.client().flushall()
+    return one_redis_server
+
+
 @pytest.fixture
 def client(redis_server):
     return redis_server.client()
