@@ -43,7 +43,6 @@ import os
 import shlex
 import shutil
 import statistics
-import subprocess
 import sys
 import threading
 import time
@@ -64,7 +63,7 @@ REPO = BENCH_DIR.parent
 sys.path.insert(0, str(REPO / "tests"))   # tests/redisserver.py starts the server
 
 from benchmarks.checks import check_saved, count_server  # noqa: E402
-from benchmarks.measure import GNU_TIME, parse_time_v, system_busy_seconds  # noqa: E402
+from benchmarks.measure import system_busy_seconds  # noqa: E402
 from benchmarks.nginx import Nginx  # noqa: E402
 from benchmarks.peers import index_csv_by_host  # noqa: E402
 from benchmarks.polite import gaps_by_host, span_s  # noqa: E402
@@ -72,17 +71,16 @@ from benchmarks.polite_site import SiteSetSpec, generate  # noqa: E402
 from benchmarks.redis_seen import put_section, redis_version  # noqa: E402
 from benchmarks.report import machine, markdown_table, stored_options  # noqa: E402
 from benchmarks.run import _ours_source, _warm  # noqa: E402
+from benchmarks.shared import PREFIX, StartError, Timed, start_workers, wait_all  # noqa: E402
+from benchmarks.shared import merge as merge_dirs  # noqa: E402
 from benchmarks.site import SiteSpec, ensure  # noqa: E402
 from redisserver import RedisServer  # noqa: E402
 
 CRAWLER = str(REPO / ".venv" / "bin" / "crawler")
-CRAWL_ID = "bench"
-PREFIX = f"crawl:{{{CRAWL_ID}}}:"
 SECTION_TITLE = "## Distributed crawl: workers sharing one crawl through Redis (issue 14)"
 PROFILE_EVERY_S = 0.5     # how often the profile drains the slowlog and samples the queue
 SHORT = 0.9               # a gap below this fraction of the delay is impolite (as polite.py)
 HARNESS = "benchmark-harness"   # the client name of this script's own Redis connections
-START_TIMEOUT_S = 60      # for the first worker to create the crawl in Redis
 
 
 # -- what is crawled -------------------------------------------------------------------
@@ -169,56 +167,10 @@ def variants(workers: list[int], processes: list[int], compare: list[int], every
 
 
 # -- running the crawlers -----------------------------------------------------------------
-@dataclass
-class Timed:
-    """A command running under GNU time in its own session."""
-    proc: subprocess.Popen
-    logs: Path
-
-    @classmethod
-    def start(cls, argv: list[str], logs: Path, env: dict[str, str]) -> Timed:
-        logs.mkdir(parents=True, exist_ok=True)
-        with open(logs / "stdout.txt", "wb") as out, open(logs / "stderr.txt", "wb") as err:
-            proc = subprocess.Popen([GNU_TIME, "-v", "-o", str(logs / "time.txt"), *argv],
-                                    stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env,
-                                    start_new_session=True)
-        return cls(proc, logs)
-
-    def usage(self):
-        path = self.logs / "time.txt"
-        return parse_time_v(path.read_text() if path.exists() else "")
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, 9)
-            self.proc.wait()
-
-
-def wait_all(timed: list[Timed], deadline: float) -> bool:
-    """Wait for every command; past the deadline kill them all. True if none was killed."""
-    try:
-        for t in timed:
-            t.proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-        return True
-    except subprocess.TimeoutExpired:
-        return False
-    finally:
-        for t in timed:
-            t.kill()
-
-
 def crawl_args(setting: Setting, server: Nginx) -> list[str]:
     seeds = [server.url_for(site.address) + "index.html" for site in setting.sites]
     return [*seeds, "--delay", f"{setting.delay_s:g}", "--max-depth", "0", "--max-pages", "0",
             "--quiet", *setting.options]
-
-
-def wait_created(client: redis.Redis, first: Timed, deadline: float) -> None:
-    """Until the first worker has stored the crawl (joining before that is refused)."""
-    while not client.exists(PREFIX + "state"):
-        if first.proc.poll() is not None or time.monotonic() > deadline:
-            raise click.ClickException(f"the first worker did not create the crawl; see {first.logs}")
-        time.sleep(0.01)   # polling Redis for an observable condition, bounded by the deadline
 
 
 # -- readings around a run ------------------------------------------------------------------
@@ -500,14 +452,11 @@ def run_shared(setting: Setting, variant: Variant, server: Nginx, run_dir: Path,
         watch = Profile(servers[0].url, setting.source) if profile else None
 
         def start() -> list[Timed]:
-            first = Timed.start([CRAWLER, "crawl", *crawl_args(setting, server), *on,
-                                 "--crawl-id", CRAWL_ID, "--out", str(dirs[0]),
-                                 *own], run_dir / "logs-w0", setting.env())
-            wait_created(clients[0], first, time.monotonic() + START_TIMEOUT_S)
-            return [first] + [Timed.start([CRAWLER, "worker", *on,
-                                           "--crawl-id", CRAWL_ID, "--out", str(d), "--quiet", *own],
-                                          run_dir / f"logs-w{k}", setting.env())
-                              for k, d in enumerate(dirs[1:], 1)]
+            try:
+                return start_workers([CRAWLER, "crawl", *crawl_args(setting, server), "--out", str(dirs[0])],
+                                     [s.url for s in servers], clients[0], dirs, run_dir, setting.env(), own)
+            except StartError as exc:
+                raise click.ClickException(str(exc)) from None
         if watch:
             watch.start()
         measure_run(run, server, clients, timeout, start)
@@ -541,8 +490,7 @@ def merge(run: Run, dirs: list[Path], run_dir: Path, env: dict[str, str]) -> Pat
     """The workers' output as one crawl directory, by `crawler merge`."""
     merged = run_dir / "merged"
     started = time.perf_counter()
-    done = subprocess.run([CRAWLER, "merge", "--out", str(merged), *map(str, dirs)],
-                          capture_output=True, text=True, timeout=600, env=env, cwd=run_dir)
+    done = merge_dirs(CRAWLER, dirs, merged, env, run_dir)
     run.merge_s = time.perf_counter() - started
     if done.returncode != 0:
         run.exit_ok = False

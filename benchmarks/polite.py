@@ -2,6 +2,7 @@
 
     .venv/bin/python -m benchmarks.polite --sites 40 --delay 0.2 --rounds 2
     .venv/bin/python -m benchmarks.polite --issue12          # the three settings of the issue
+    .venv/bin/python -m benchmarks.polite --peers ours,ours-shared   # one machine against 3 workers
 
 Many small generated sites (benchmarks/polite_site.py), each on its own
 loopback address behind one nginx, every site's root a seed; each peer crawls
@@ -12,6 +13,14 @@ wall time against the lower bound every polite crawler has, (pages of the
 largest site - 1) x delay. Results go to benchmarks/results/polite/<name>.json
 (every number) and benchmarks/results/<name>.md (the table), which
 report.render_results copies into RESULTS.md.
+
+The peer ``ours-shared`` is our crawler as a shared crawl: --shared-workers
+processes (default 3) on one redis-server of its own (AOF, appendfsync
+everysec), started as benchmarks/shared.py starts them (the first creates the
+crawl with the seeds, the others join), each with --processes 0 (three
+parser processes more would only crowd two cores); its output is their
+directories merged by ``crawler merge``, checked as the others' is. Its wall
+time runs from the first worker's start to the last one's exit.
 """
 from __future__ import annotations
 
@@ -31,17 +40,25 @@ if __package__ in (None, ""):   # run as a file: make `benchmarks` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import click
+import redis
 
 from benchmarks import peers as peer_registry
 from benchmarks.checks import check_saved, count_server
-from benchmarks.measure import run_measured
+from benchmarks.measure import Measured, Usage, run_measured
 from benchmarks.nginx import LogEntry, Nginx, NginxError
 from benchmarks.polite_site import SHAPES, SiteSet, SiteSetSpec, generate
 from benchmarks.report import machine, markdown_table, render_results
 from benchmarks.run import _ours_source
+from benchmarks.shared import StartError, start_workers, wait_all
+from benchmarks.shared import merge as merge_dirs
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))   # tests/redisserver.py
+from redisserver import RedisServer  # noqa: E402
 
 BENCH_DIR = Path(__file__).resolve().parent
-PEERS = ("ours", "scrapy", "scrapy-aware")
+PEERS = ("ours", "scrapy", "scrapy-aware", "ours-shared")
+DEFAULT_PEERS = ("ours", "scrapy", "scrapy-aware")
+SHARED_FSYNC = "everysec"   # the shared crawl's Redis: AOF, fsync once a second
 SHORT_GAP = 0.9   # a gap below this fraction of the delay counts as short (impolite)
 
 
@@ -63,11 +80,12 @@ ISSUE12 = (Setting(SiteSetSpec(sites=40), 0.2, rounds=2),
 
 @dataclass(frozen=True)
 class Options:
-    peers: tuple[str, ...] = PEERS
+    peers: tuple[str, ...] = DEFAULT_PEERS
     ours_args: str = ""              # extra arguments for `crawler crawl`
     scrapy_concurrency: int = 16     # Scrapy's CONCURRENT_REQUESTS (its default)
     timeout_s: float = 600.0         # per run; the run is killed after it
     keep_output: bool = False        # keep each run's output directory
+    shared_workers: int = 3          # worker processes of ours-shared
 
 
 @dataclass(frozen=True)
@@ -77,6 +95,7 @@ class Gaps:
     smallest_s: float | None   # the smallest gap of any host
     p1_s: float | None         # 1st percentile (nearest rank) of all gaps pooled
     short: int                 # gaps below SHORT_GAP x delay
+    median_s: float | None = None   # the median of all gaps pooled (None: stored before it was)
 
 
 @dataclass(frozen=True)
@@ -101,6 +120,7 @@ class PoliteRun:
     gaps: Gaps
     levels_exact: bool | None  # every site's pages on their BFS levels; None: the peer records none
     slots: int | None          # Scrapy: download slots its responses came through; None: not Scrapy
+    script_calls: int | None = None   # ours-shared: Lua script calls Redis ran (EVALSHA); None: no Redis
 
     @property
     def lower_bound_s(self) -> float:
@@ -116,12 +136,16 @@ class PoliteRun:
         return self.pages / self.wall_s if self.wall_s > 0 else 0.0
 
     @property
+    def calls_per_page(self) -> float | None:
+        return None if self.script_calls is None or not self.pages else self.script_calls / self.pages
+
+    @property
     def fetched_once(self) -> bool:
         return self.missed == 0 and self.duplicates == 0
 
     def to_dict(self) -> dict:
         return {**asdict(self), "lower_bound_s": self.lower_bound_s, "efficiency": self.efficiency,
-                "pages_per_s": self.pages_per_s}
+                "pages_per_s": self.pages_per_s, "calls_per_page": self.calls_per_page}
 
 
 # -- what the server saw -----------------------------------------------------------
@@ -139,7 +163,8 @@ def gap_stats(entries: list[LogEntry], delay_s: float) -> Gaps:
         return Gaps(0, None, None, 0)
     p1 = pooled[max(0, math.ceil(0.01 * len(pooled)) - 1)]
     short = SHORT_GAP * round(delay_s * 1000)
-    return Gaps(len(pooled), pooled[0] / 1000, p1 / 1000, sum(1 for gap in pooled if gap < short))
+    return Gaps(len(pooled), pooled[0] / 1000, p1 / 1000, sum(1 for gap in pooled if gap < short),
+                pooled[(len(pooled) - 1) // 2] / 1000)
 
 
 def span_s(entries: list[LogEntry]) -> float:
@@ -188,6 +213,8 @@ def scrapy_settings(delay_s: float, concurrency: int) -> dict[str, object]:
 def make_peer(name: str, delay_s: float, options: Options, source: Path | None) -> peer_registry.Peer:
     if name == "ours":
         return peer_registry.ours(source=source, delay=delay_s)
+    if name == "ours-shared":
+        return replace(peer_registry.ours(source=source, delay=delay_s), name=name)
     settings = scrapy_settings(delay_s, options.scrapy_concurrency)
     if name == "scrapy-aware":
         settings["SCHEDULER_PRIORITY_QUEUE"] = "scrapy.pqueues.DownloaderAwarePriorityQueue"
@@ -204,18 +231,47 @@ def run_one(peer: peer_registry.Peer, server: Nginx, sites: SiteSet, setting: Se
     shutil.rmtree(run_dir, ignore_errors=True)
     run_dir.mkdir(parents=True)
     seeds = tuple(server.url_for(site.address) + "index.html" for site in sites.sites)
-    extra = tuple(shlex.split(options.ours_args)) if peer.name == "ours" else ()
+    extra = tuple(shlex.split(options.ours_args)) if peer.name.startswith("ours") else ()
     env = {**os.environ, **peer.env, "no_proxy": "*", "NO_PROXY": "*"}   # loopback only: never a proxy
     mark = server.mark()
-    measured = run_measured(peer.argv(seeds, out, extra), run_dir / "logs", timeout=options.timeout_s,
-                            env=env, cwd=run_dir)
+    calls = None
+    if peer.name == "ours-shared":
+        measured, calls = run_shared(peer, seeds, extra, options, run_dir, env)
+    else:
+        measured = run_measured(peer.argv(seeds, out, extra), run_dir / "logs", timeout=options.timeout_s,
+                                env=env, cwd=run_dir)
     server.mark()   # a barrier: every request of the run is in the log after it
     (run_dir / "access.log").write_text(server.log_since(mark), encoding="utf-8")
     entries = server.requests_since(mark)
-    record = _record(peer, setting, sites, round_no, measured, entries, out)
+    record = replace(_record(peer, setting, sites, round_no, measured, entries, out), script_calls=calls)
     if record.exit_ok and not options.keep_output:
         shutil.rmtree(out, ignore_errors=True)
     return record
+
+
+def run_shared(peer: peer_registry.Peer, seeds: tuple[str, ...], extra: tuple[str, ...], options: Options,
+               run_dir: Path, env: dict[str, str]) -> tuple[Measured, int]:
+    """The shared crawl of ours-shared, its workers' output merged into
+    run_dir/out; and the script calls Redis ran for it."""
+    dirs = [run_dir / f"w{k}" for k in range(options.shared_workers)]
+    first = peer.argv(seeds, dirs[0], extra)
+    with RedisServer(run_dir / "redis", extra=("--appendfsync", SHARED_FSYNC)) as redis_server:
+        client = redis.Redis.from_url(redis_server.url)
+        started = time.perf_counter()
+        try:
+            timed = start_workers(first, [redis_server.url], client, dirs, run_dir, env, ("--processes", "0"))
+        except StartError as exc:
+            raise click.ClickException(str(exc)) from None
+        in_time = wait_all(timed, time.monotonic() + options.timeout_s)
+        wall = time.perf_counter() - started
+        calls = client.info("commandstats").get("cmdstat_evalsha", {}).get("calls", 0)
+    usages = [t.usage() for t in timed]
+    merged = merge_dirs(first[0], dirs, run_dir / "out", env, run_dir)
+    (run_dir / "merge-stderr.txt").write_text(merged.stderr, encoding="utf-8")
+    codes = [t.proc.returncode for t in timed] + [merged.returncode]
+    cpu = Usage(sum(u.user_s for u in usages), sum(u.sys_s for u in usages),
+                max(u.max_rss_kb for u in usages), None)
+    return Measured(tuple(first), next((c for c in codes if c), 0), wall, cpu, not in_time), calls
 
 
 def _record(peer, setting, sites, round_no, measured, entries, out) -> PoliteRun:
@@ -250,19 +306,27 @@ def measure(setting: Setting, options: Options, work: Path, source: Path | None 
 
 
 # -- tables and results ----------------------------------------------------------------
-COLUMNS = ("setting", "peer", "round", "wall s", "lower bound s", "efficiency", "pages/s", "server span s",
-           "smallest gap s", "1st pct gap s", "short gaps", "requests", "each page once", "levels exact",
-           "Scrapy slots")
+COLUMNS = ("setting", "peer", "round", "wall s", "lower bound s", "efficiency", "× ours", "pages/s",
+           "server span s", "smallest gap s", "1st pct gap s", "median gap s", "short gaps", "requests",
+           "each page once", "levels exact", "Scrapy slots", "script calls/page")
 
 
 def table(records: list[PoliteRun]) -> str:
+    ours = {(r.setting, r.round): r.wall_s for r in records if r.peer == "ours"}
     rows = [(r.setting, r.peer, str(r.round), f"{r.wall_s:.1f}", f"{r.lower_bound_s:.1f}",
-             f"{r.efficiency:.2f}", f"{r.pages_per_s:.1f}", f"{r.span_s:.1f}", _seconds(r.gaps.smallest_s),
-             _seconds(r.gaps.p1_s), str(r.gaps.short), str(r.requests),
+             f"{r.efficiency:.2f}", _times(ours.get((r.setting, r.round)), r.wall_s), f"{r.pages_per_s:.1f}",
+             f"{r.span_s:.1f}", _seconds(r.gaps.smallest_s), _seconds(r.gaps.p1_s),
+             _seconds(r.gaps.median_s), str(r.gaps.short), str(r.requests),
              _yes(r.fetched_once) if r.pages == r.site_pages else f"NO ({r.pages}/{r.site_pages} saved)",
-             _yes(r.levels_exact), "—" if r.slots is None else f"{r.slots}/{r.sites}")
+             _yes(r.levels_exact), "—" if r.slots is None else f"{r.slots}/{r.sites}",
+             "—" if r.calls_per_page is None else f"{r.calls_per_page:.2f}")
             for r in records]
     return markdown_table(COLUMNS, rows, left=2)
+
+
+def _times(single_s: float | None, wall_s: float) -> str:
+    """The single node's wall time ÷ this run's, in the same round: its speed against ours."""
+    return "—" if single_s is None or wall_s <= 0 else f"{single_s / wall_s:.2f}×"
 
 
 def _seconds(value: float | None) -> str:
@@ -284,6 +348,10 @@ def section(result: dict) -> str:
             f"- ours: commit `{source.get('commit', '?')}`"
             + (" (working tree with uncommitted changes)" if source.get("dirty") else "")
             + f", its defaults and extra args `{o['ours_args'] or '(none)'}`",
+            *([f"- ours-shared: {o.get('shared_workers', 3)} worker processes sharing one crawl through "
+               f"one redis-server (AOF, appendfsync {SHARED_FSYNC}), each with --processes 0; "
+               "× ours: the single node's wall time ÷ this run's, in the same round"]
+              if "ours-shared" in o["peers"] else []),
             f"- Scrapy {m.get('scrapy') or '—'}: CONCURRENT_REQUESTS={o['scrapy_concurrency']}, one per slot, "
             f"ROBOTSTXT_OBEY; `scrapy-aware` adds DownloaderAwarePriorityQueue",
             f"- machine: {m['cpu']}, {m['cores']} cores, Python {m['python']}; {m['nginx']}; "
@@ -334,8 +402,11 @@ def store(result: dict, results_dir: Path, results_md: Path) -> Path:
               help="Interleaved rounds.  [default: 1; with --issue12 each setting's own: 2, 1, 2]")
 @click.option("--issue12", is_flag=True,
               help="The issue's three settings: 40 sites / 0.2 s, 150 sites / 0.5 s, the barrier pair / 0.2 s.")
-@click.option("--peers", default=",".join(PEERS), show_default=True,
-              help="Comma-separated peers, run in this order each round.")
+@click.option("--peers", default=",".join(DEFAULT_PEERS), show_default=True,
+              help=f"Comma-separated peers, run in this order each round, of: {', '.join(PEERS)} "
+                   "(ours-shared: our crawler as --shared-workers processes sharing one crawl through Redis).")
+@click.option("--shared-workers", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Worker processes of ours-shared.")
 @click.option("--ours-args", default="", help="Extra arguments for `crawler crawl`, e.g. '--workers 32'.")
 @click.option("--ours-commit", default=None,
               help="Run our crawler as of this commit (exported with git archive), not the working tree.")
@@ -351,15 +422,15 @@ def store(result: dict, results_dir: Path, results_md: Path) -> Path:
 @click.option("--timeout", type=click.FloatRange(min=1), default=600.0, show_default=True,
               help="Seconds allowed per run.")
 @click.option("--keep-output", is_flag=True, help="Keep each run's output directory under --work/runs.")
-def main(sites, delay, shape, rounds, issue12, peers, ours_args, ours_commit, scrapy_concurrency,
-         label, name, save, work, results_dir, results_md, timeout, keep_output):
+def main(sites, delay, shape, rounds, issue12, peers, shared_workers, ours_args, ours_commit,
+         scrapy_concurrency, label, name, save, work, results_dir, results_md, timeout, keep_output):
     """Polite throughput: our crawler and Scrapy on many sites, one request per host, a fixed delay.
 
     Example: .venv/bin/python -m benchmarks.polite --sites 40 --delay 0.2 --rounds 2
     """
     settings = _settings(sites, delay, shape, rounds, issue12)
     options = Options(peers=_peer_names(peers), ours_args=ours_args, scrapy_concurrency=scrapy_concurrency,
-                      timeout_s=timeout, keep_output=keep_output)
+                      timeout_s=timeout, keep_output=keep_output, shared_workers=shared_workers)
     work.mkdir(parents=True, exist_ok=True)
     source, source_info = _ours_source(ours_commit, work)
     scrapy_version = peer_registry.ensure_scrapy() if any(p.startswith("scrapy") for p in options.peers) else ""

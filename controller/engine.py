@@ -236,6 +236,7 @@ class Crawl:
         """The paper's flow chart: hand out URLs, fetch, digest, record, until done."""
         while not self._over():
             self._hand_out(fetchers)
+            self._commit_parked()   # the open level may have closed elsewhere (a shared crawl)
             self._report_progress()
             for future in _finished(self._done, self._wait_seconds()):
                 item, visit, ahead = self._in_flight.pop(future)
@@ -480,8 +481,12 @@ class Crawl:
                 self._offer(visit.digest.followed, item.level + 1)
             return
         self.commit(item, visit)
-        # Parked pages are all of the level after the open one: once it opens,
-        # all of them are committed (which may open the next, parking none).
+        self._commit_parked()
+
+    def _commit_parked(self) -> None:
+        """Parked pages are all of the level after the open one: once it opens,
+        all of them are committed, in id order (which may open the next,
+        parking none)."""
         while self._parked and self._parked[0][0].level <= self.frontier.current_level:
             ready, self._parked = self._parked, []
             for parked_item, parked_visit in sorted(ready, key=lambda pair: pair[0].id):

@@ -122,7 +122,8 @@ def frontier(config: CrawlConfig, gate: PolitenessGate, shared=None, sync_rows=N
     if shared is not None:
         from urllist.redisqueue import RedisFrontier
         return RedisFrontier(shared.crawl, gate, config.workers, sync_rows, wake=wake,
-                             ahead_path=config.out / STATE_DIR / AHEAD_FILE)
+                             ahead_path=config.out / STATE_DIR / AHEAD_FILE,
+                             max_ahead=AHEAD_PER_WORKER * config.workers, delay=config.delay)
     if config.order != "bfs":
         order = make_order(config.order, order_params(config))
         # Under a page budget the order decides what is in it, so every fetch

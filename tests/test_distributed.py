@@ -93,7 +93,8 @@ def wait_rows(out: Path, at_least: int, procs, timeout=60):
 def wait_for(condition, procs, timeout=60):
     deadline = time.monotonic() + timeout
     while not condition():
-        assert all(p.poll() is None for p in procs), "a worker ended too soon"
+        ended = [p for p in procs if p.poll() is not None]
+        assert not ended, f"a worker ended too soon: {ended[0].args[3]} {ended[0].communicate()}"
         assert time.monotonic() < deadline
         time.sleep(0.05)   # polling an observable condition, bounded by the deadline
 
@@ -147,7 +148,21 @@ def test_three_workers_give_the_one_machine_crawl_and_stay_polite(clean_logs, tm
         assert not short, short
     assert max(page_requests(logs).values()) == 1 and len(page_requests(logs)) == PAGES
     assert [sum(r.path == "/robots.txt" for r in log.snapshot()) for log in logs] == [1] * len(logs)
+    assert fetched_ahead(roots, logs), "no page of a level was requested before the one before closed"
     assert_merge_is_the_single_crawl(tmp_path, dirs, single)
+
+
+def fetched_ahead(roots, logs) -> list[int]:
+    """Levels L whose first page request came before the last request of
+    level L-1: before L-1 could close (it closes once its last page is
+    acknowledged, after that page's request), so fetched ahead of the barrier."""
+    times: dict[int, list[float]] = {}
+    levels = {site_and_path(roots, url): level for url, level in truth(roots).items()}
+    for k, log in enumerate(logs):
+        for record in log.snapshot():
+            if (k, record.path) in levels:
+                times.setdefault(levels[k, record.path], []).append(record.time)
+    return [level for level in sorted(times)[1:] if min(times[level]) < max(times[level - 1])]
 
 
 def status_of(redis_url):
@@ -189,22 +204,58 @@ def site_and_path(roots, url):
 
 def test_a_killed_worker_loses_nothing_and_only_what_it_held_is_fetched_again(
         clean_logs, tmp_path, redis_server):
+    client = redis.Redis.from_url(redis_server.url)
+
+    def committed(dirs):   # pages the victim committed: rows written, or still kept by Redis
+        index = dirs[1] / "index.csv"
+        written = index.read_bytes().count(b"\n") - 1 if index.exists() else 0
+        return max(written, client.hlen("crawl:{t}:rows:victim")) >= 3
+
+    held, twice = killed_and_rejoined(clean_logs, tmp_path, redis_server.url, "0.2", committed)
+    print(f"held at the kill: {len(held)}, fetched again: {len(twice)}")
+
+
+def killed_and_rejoined(clean_logs, tmp_path, redis_url, delay, ready):
+    """Three workers; "victim" killed -9 once ready(dirs), then run again:
+    the crawl is the one machine's, and only what the victim held (at the
+    kill, by Redis) is requested twice. (URLs held, paths requested twice.)"""
     roots, logs = clean_logs
     dirs = [tmp_path / f"w{k}" for k in range(3)]
-    procs = [start(first_worker(roots, redis_server.url, dirs[0], "--delay", "0.2"), tmp_path)]
-    wait_created(redis_server.url, procs)
-    victim = start(worker(redis_server.url, dirs[1], "--worker-id", "victim"), tmp_path)
-    procs += [start(worker(redis_server.url, dirs[2]), tmp_path)]
-    wait_rows(dirs[1], 8, procs + [victim])
+    procs = [start(first_worker(roots, redis_url, dirs[0], "--delay", delay), tmp_path)]
+    wait_created(redis_url, procs)
+    victim = start(worker(redis_url, dirs[1], "--worker-id", "victim"), tmp_path)
+    procs += [start(worker(redis_url, dirs[2]), tmp_path)]
+    wait_for(lambda: ready(dirs), procs + [victim])
     kill_9(victim)
-    held = held_urls(redis_server.url, "victim")   # what Redis says it held when it died
-    again = start(worker(redis_server.url, dirs[1], "--worker-id", "victim"), tmp_path)
+    held = held_urls(redis_url, "victim")   # what Redis says it held when it died
+    again = start(worker(redis_url, dirs[1], "--worker-id", "victim"), tmp_path)
     finish(procs + [again])
     rows = union_rows(dirs)
     assert {r["url"]: int(r["level"]) for r in rows} == truth(roots)
     twice = {path for path, n in page_requests(logs).items() if n > 1}
     assert twice <= {site_and_path(roots, url) for url in held}
-    print(f"held at the kill: {len(held)}, fetched again: {len(twice)}")
+    return held, twice
+
+
+def held_ahead(redis_url: str, worker_id: str) -> set[str]:
+    """URLs the worker holds of a level after the open one (fetched ahead)."""
+    client = redis.Redis.from_url(redis_url)
+    open_level = client.llen("crawl:{t}:flags") - 1
+    entries = [value.decode().split("\t", 4)
+               for value in client.hvals(f"crawl:{{t}}:lease:{worker_id}")]
+    return {entry[4] for entry in entries if int(entry[1]) > open_level}
+
+
+def test_a_worker_killed_holding_pages_fetched_ahead_loses_nothing(clean_logs, tmp_path,
+                                                                    redis_server):
+    roots, logs = clean_logs
+
+    def fetched_and_held(dirs):   # a page of the next level the victim fetched and holds
+        requested = set(page_requests(logs))
+        return any(site_and_path(roots, url) in requested
+                   for url in held_ahead(redis_server.url, "victim"))
+
+    killed_and_rejoined(clean_logs, tmp_path, redis_server.url, "0.3", fetched_and_held)
 
 
 def two_workers(roots, redis_url, dirs, *, lease: int, name: str, rows: int):

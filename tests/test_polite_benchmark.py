@@ -50,12 +50,14 @@ def _entry(address: str, start_ms: int) -> LogEntry:
     return LogEntry("/x", 200, 1, 1, 1, address, end_ms=start_ms + 3, duration_ms=3)
 
 
-def test_gaps_are_per_host_the_smallest_of_any_host_and_the_first_percentile_pooled():
+def test_gaps_are_per_host_the_smallest_of_any_host_the_first_percentile_and_median_pooled():
     entries = [_entry("127.0.0.2", t) for t in (400, 0, 200)] + [_entry("127.0.0.3", t) for t in (50, 200, 420)]
-    assert gap_stats(entries, delay_s=0.2) == Gaps(count=4, smallest_s=0.15, p1_s=0.15, short=1)   # 150 < 180
+    assert gap_stats(entries, delay_s=0.2) == Gaps(count=4, smallest_s=0.15, p1_s=0.15, short=1,
+                                                      median_s=0.2)   # 150 < 180
     assert span_s(entries) == 0.423
     many = [_entry("127.0.0.2", sum(range(k + 1))) for k in range(201)]   # gaps 1, 2, ..., 200 ms
-    assert gap_stats(many, delay_s=0.1) == Gaps(count=200, smallest_s=0.001, p1_s=0.002, short=89)
+    assert gap_stats(many, delay_s=0.1) == Gaps(count=200, smallest_s=0.001, p1_s=0.002, short=89,
+                                                     median_s=0.1)
     assert gap_stats([_entry("127.0.0.2", 5)], delay_s=0.1) == Gaps(0, None, None, 0)
 
 
@@ -134,3 +136,26 @@ def test_the_harness_reports_what_the_access_log_shows(tmp_path):
     assert run["gaps"]["short"] == sum(1 for g in gaps if g < 18)
     assert run["pages"] == len(pages) and run["levels_exact"] is True
     assert "| 2 sites, own, delay 0.02 s | ours |" in (tmp_path / "RESULTS.md").read_text()
+
+
+@needs_nginx
+@needs_time
+def test_the_shared_variant_is_three_workers_on_one_redis_checked_as_the_single_node(tmp_path):
+    work, results = tmp_path / "work", tmp_path / "results"
+    result = CliRunner().invoke(main, ["--sites", "2", "--delay", "0.02", "--peers", "ours,ours-shared",
+                                       "--name", "t", "--keep-output", "--work", str(work),
+                                       "--results-dir", str(results), "--results-md", str(tmp_path / "RESULTS.md")])
+    assert result.exit_code == 0, result.output
+    single, shared = json.loads((results / "polite" / "t.json").read_text())["runs"]
+    assert shared["peer"] == "ours-shared" and shared["exit_ok"] and not shared["timed_out"]
+    # the merged output of the three workers: every page once, byte-identical, on its level
+    assert shared["pages"] == shared["site_pages"] == single["pages"] and shared["levels_exact"] is True
+    assert shared["missed"] == shared["duplicates"] == 0 and shared["gaps"]["short"] == 0
+    run = work / "runs" / "polite-2-ours-shared-1"
+    assert sorted(p.name for p in run.glob("logs-w*")) == ["logs-w0", "logs-w1", "logs-w2"]
+    assert any((run / "redis").rglob("*.aof"))   # the crawl's state was in Redis, with its AOF
+    assert shared["script_calls"] >= 3 and single["script_calls"] is None   # a worker joins with one at least
+    (row,) = [line for line in (tmp_path / "RESULTS.md").read_text().splitlines() if "| ours-shared |" in line]
+    cells = [cell.strip() for cell in row.split("|")]
+    assert cells[4] == f"{shared['wall_s']:.1f}"   # wall s, then "× ours": the single node's ÷ its own
+    assert cells[7] == f"{single['wall_s'] / shared['wall_s']:.2f}×"

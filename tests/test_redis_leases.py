@@ -3,6 +3,8 @@ time (no HTTP: host keys are only names here): a worker taken for dead
 changes nothing afterwards, a retried call after a lost reply is answered
 as the first one was, and a reclaimed lease takes back what its redirect
 marks counted."""
+import time
+
 import pytest
 
 from getpage.politeness import Cancelled
@@ -12,16 +14,16 @@ from urllist.redisqueue import (RedisFrontier, RedisGate, SharedCrawl, WorkerFen
 A, B = "127.0.0.1:8001", "127.0.0.1:8002"   # two hosts' keys
 
 
-def crawl_of(redis_server, *, per_host=1, host_cap=0, seeds=((A, "/1"), (B, "/1"))):
+def crawl_of(redis_server, *, per_host=1, host_cap=0, seeds=((A, "/1"), (B, "/1")), delay=0.0):
     shared = SharedCrawl(connect(redis_server.url), "leases")
-    assert shared.create({}, [(f"http://{h}{path}", h, "", "") for h, path in seeds], delay=0,
+    assert shared.create({}, [(f"http://{h}{path}", h, "", "") for h, path in seeds], delay=delay,
                          per_host=per_host, max_pages=0, host_cap=host_cap, query_cap=0)
     return shared
 
 
-def joined(shared, worker):
+def joined(shared, worker, delay=0.0):
     gate = RedisGate(shared, worker, Cancelled)
-    frontier = RedisFrontier(shared, gate, threads=4)
+    frontier = RedisFrontier(shared, gate, threads=4, delay=delay)
     frontier.join()
     frontier._beat.set()     # no renewals in the background: the test says who falls silent
     frontier._heart.join()
@@ -263,3 +265,19 @@ def test_pages_of_different_hosts_done_in_one_turn_are_acknowledged_in_one_call(
     assert script_calls(shared) == calls + 1
     assert [c.new_count for c in heard] == [1, 1]
     assert (fl(shared, A), fl(shared, B), shared.status()["processed"]) == (1, 1, 2)
+
+
+def test_a_slot_given_back_late_counts_the_hosts_interval_from_its_request_end(redis_server):
+    shared = crawl_of(redis_server, seeds=((A, "/1"), (A, "/2")), delay=1.0)
+    gate, frontier = joined(shared, "w", delay=1.0)
+    (item,) = frontier.pop(1, gate.clock())
+    gate.release(A)   # its request ended: the slot waits for the page's acknowledgement
+    assert frontier.pop(0, gate.clock()) == [] and fl(shared, A) == 1   # no call for it alone yet
+    time.sleep(0.4)   # the acknowledgement is late (a slow parse): the slot may wait no longer
+    frontier.pop(0, gate.clock())
+    assert fl(shared, A) == 0
+    seconds, micro = shared.client.time()
+    now_ms = seconds * 1000 + micro // 1000
+    last = int(shared.client.hget(shared.prefix + f"h:{A}", "last"))
+    # from the request's end (plus the call's transit), not from the give-back
+    assert now_ms - 2000 < last <= now_ms - 390

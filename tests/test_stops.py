@@ -160,10 +160,10 @@ def test_sigterm_twice_within_a_moment_is_one_clean_stop_ten_times(site, referen
         proc = start_in_own_group([*args, *(("--resume",) if run else ())])
         wait_for_rows(out, proc, committed(out) + 40)
         assert proc.poll() is None, "the crawl ended before it could be signalled"
-        sent = time.monotonic()
+        # Back to back, as timeout(1) sends them; how close they land is up
+        # to the scheduler, and the stop must be one whatever the gap.
         os.kill(proc.pid, signal.SIGTERM)
         os.killpg(proc.pid, signal.SIGTERM)
-        assert time.monotonic() - sent < 0.005
         _, err = proc.communicate(timeout=60)
         err = err.decode()
         assert proc.returncode == 143, err

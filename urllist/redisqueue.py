@@ -31,7 +31,10 @@ Keys (``p`` = a partition's prefix):
   p gateop:W     W's last politeness call (seq, answer): a retry is told the same;
                  a sync's seq alone (a retry gives back no slot twice)
   p idle         workers whose last sync leased fewer URLs than they asked for
-  p wake:W       W's wake-up list: ms until a host may start (W waits with BLPOP)
+  p ahead        workers holding URLs of the level after the open one (fetched
+                 ahead): told when the open level closes, so they acknowledge them
+  p wake:W       W's wake-up list: ms until a host may start, or -1: a level closed
+                 or the crawl ended (W waits with BLPOP)
   p rate:W       W's pages per 10 s bucket (its speed, the node weight)
   p alive        when the last tick ran (a long gap: Redis was away)
   p rows:W       id -> "new links\tduplicate_of" of a page W committed and has not
@@ -48,7 +51,9 @@ Keys (``p`` = a partition's prefix):
                  kept when a lease is reclaimed: the level is the same when redone)
 
 The cost a page: one ``sync`` call. A worker's fetch thread, once its page
-is fetched and digested, gives back the page's request slot, acknowledges
+is fetched and digested, gives back the page's request slot (with the ms
+since its request ended, from which Redis counts the host's interval, so
+the slot waits for the acknowledgement at no cost to the host), acknowledges
 the page (its content verdict and its links, those the worker has not
 already seen Redis judge) and leases the URLs for the threads it frees, in
 one script; its row is in the worker's own write-ahead file, not in Redis.
@@ -77,9 +82,15 @@ thread would. At a delay no chain is leased: there the host's pages/s are
 bounded by politeness, not Redis, and holding acknowledgements back for a
 chain's intervals would hold the level barrier back too.
 
-Exact levels: URLs are leased only from the open level's queues; the open
-level closes when every URL of it is acknowledged (requeues and reclaimed
-leases included), by the same rule as urllist.hosts.HostFrontier's flags.
+Exact levels: the open level closes when every URL of it is acknowledged
+(requeues and reclaimed leases included), by the same rule as
+urllist.hosts.HostFrontier's flags. URLs are leased from the open level's
+queues first; a host with none left there may give a URL of the next level
+(fetch-ahead, as HostFrontier's window: such a URL's level is final once
+queued), which the worker fetches and keeps, and acknowledges only once
+the open level has closed (the Controller parks it); Redis tells it when
+that happens. So no host waits for the slowest host's level to end, and
+every URL's level and the flags are what they would be without it.
 A URL leased by a worker whose deadline passes goes back to the head of its
 host's queue, its redirect marks leave the seen-set and the trap counts, and
 the worker is fenced: anything it sends later (an acknowledgement, a
@@ -116,7 +127,11 @@ with one Redis. What crosses partitions, and how:
   closes when every partition has d:L == q:L, checked by a worker whose sync
   finds its partition done with the level, and by every tick
   (SharedCrawl.advance: why reading the partitions one after another is
-  enough). Whoever sees it tells each partition the flags (``open``).
+  enough). Whoever sees it tells each partition the flags (``open``),
+  and each tells the workers holding its URLs fetched ahead. Fetch-ahead
+  needs nothing more: a next-level URL is final once queued in any
+  partition (its page's links were offered before the page's ack), and
+  its page is acknowledged only after the level closed everywhere.
 - Workers: a worker joins, ticks and leaves in every partition, with an
   epoch each (fencing per partition), and each partition reclaims a dead
   worker's leases on its own. A redirect target is marked in its host's
@@ -132,6 +147,8 @@ page described above.
 from __future__ import annotations
 
 import hashlib
+import heapq
+import itertools
 import json
 import os
 import threading
@@ -155,6 +172,11 @@ POLL_SECONDS = 0.05        # how soon a retry or redirect waiting for its host a
 IDLE_SECONDS = 1.0         # an idle worker not told otherwise asks again after this long
 AHEAD_MS = 100             # a lease takes a host's slot this long before it may start, at most
 HOLD_ACKS_SECONDS = 0.25   # a page's acknowledgement waits this long for its chain's others, at most
+# A request slot given back waits for the page's acknowledgement (to share its
+# sync) at most this share of the delay, and never past AHEAD_MS before the
+# host may start again: the interval counts from the request's end all the
+# same, but a lease can take the slot (up to AHEAD_MS early) only once it is back.
+GIVE_BACK_SHARE = 0.25
 KNOWN_SEEN = 16_384        # fingerprints a worker remembers Redis has judged (as --seen-cache)
 RECONNECT_SECONDS = 120.0  # how long a worker waits for Redis to come back
 TICK_SECONDS = 1.0         # a worker's bookkeeping (deadline, reclaim, speed, rows written)
@@ -300,11 +322,15 @@ local function ready_at(h)
   return r
 end
 
--- The open level's hint for h, after something made h ready sooner or later.
+-- The hint for h, after something made h ready sooner or later: in the
+-- open level's ready set, or else in the next level's (fetched ahead).
 local function hint(h)
   local level = open_level()
-  if level >= 0 and redis.call('EXISTS', p .. 'q:' .. level .. ':' .. h) == 1 then
+  if level < 0 then return end
+  if redis.call('EXISTS', p .. 'q:' .. level .. ':' .. h) == 1 then
     redis.call('ZADD', p .. 'ready:' .. level, ready_at(h), h)
+  elseif redis.call('EXISTS', p .. 'q:' .. (level + 1) .. ':' .. h) == 1 then
+    redis.call('ZADD', p .. 'ready:' .. (level + 1), ready_at(h), h)
   end
 end
 
@@ -320,13 +346,18 @@ end
 -- not only from when it was started: a worker's thread can be held up
 -- between telling Redis it starts and its request leaving the machine,
 -- which no other worker can see; the end is never before the server
--- answered, so the server sees requests at least the interval apart.
+-- answered, so the server sees requests at least the interval apart. A
+-- slot a sync gives back some time after its request ended counts from
+-- ENDED[h]: Redis's now less the ms the worker counted since the end, never
+-- earlier than the true end (the call's transit counts too).
+local ENDED = {}
 local function give_slot(w, h, hint_later)
   if tonumber(redis.call('HGET', p .. 'slots:' .. w, h) or '0') <= 0 then return 0 end
   redis.call('HINCRBY', p .. 'slots:' .. w, h, -1)
   redis.call('HINCRBY', p .. 'h:' .. h, 'fl', -1)
-  if tonumber(redis.call('HGET', p .. 'h:' .. h, 'last') or '0') < now then
-    redis.call('HSET', p .. 'h:' .. h, 'last', now)
+  local ended = ENDED[h] or now
+  if tonumber(redis.call('HGET', p .. 'h:' .. h, 'last') or '0') < ended then
+    redis.call('HSET', p .. 'h:' .. h, 'last', ended)
   end
   if not hint_later then hint(h) end
   return 1
@@ -357,6 +388,7 @@ local function release_worker(w)
   end
   redis.call('DEL', p .. 'lease:' .. w, p .. 'wake:' .. w)
   redis.call('SREM', p .. 'idle', w)
+  redis.call('SREM', p .. 'ahead', w)
   local count = #leases / 2
   if count > 0 then
     redis.call('HINCRBY', p .. 'state', 'leased', 0 - count)
@@ -417,9 +449,21 @@ local function close_levels()
     local level = open_level()
     local c = redis.call('HMGET', p .. 'levels', 'q:' .. level, 'd:' .. level, 'q:' .. (level + 1))
     local following = tonumber(c[3]) or 0
+    local state = redis.call('HMGET', p .. 'state', 'next_id', 'processed')
+    if tonumber(state[2]) == tonumber(state[1]) then   -- the crawl is done: no idle worker waits to hear it
+      for _, w in ipairs(redis.call('SMEMBERS', p .. 'idle')) do
+        redis.call('RPUSH', p .. 'wake:' .. w, -1)
+      end
+      redis.call('DEL', p .. 'idle')
+    end
     if (tonumber(c[1]) or 0) ~= (tonumber(c[2]) or 0) or following == 0 then return end
     redis.call('RPUSH', p .. 'flags', tonumber(redis.call('LINDEX', p .. 'flags', -1)) + following)
     LEVEL = nil
+    -- Workers holding pages fetched ahead may acknowledge them now: told at once.
+    for _, w in ipairs(redis.call('SMEMBERS', p .. 'ahead')) do
+      redis.call('RPUSH', p .. 'wake:' .. w, -1)   -- -1: a level closed (not a host's wait)
+    end
+    redis.call('DEL', p .. 'ahead')
   end
 end
 
@@ -453,12 +497,23 @@ local function weight(w)
   return sum * 1000 / span
 end
 
+-- When the soonest host may start of those a lease may take from: the
+-- open level's ready set and (fetch-ahead, not under a page budget) the
+-- next level's. nil: no host queued.
+local function first_ready()
+  local level, best = math.max(open_level(), 0), nil
+  for lv = level, MAX_PAGES > 0 and level or level + 1 do
+    local first = redis.call('ZRANGE', p .. 'ready:' .. lv, 0, 0, 'WITHSCORES')
+    if #first > 0 and (not best or tonumber(first[2]) < best) then best = tonumber(first[2]) end
+  end
+  return best
+end
+
 -- The open level and the counts, not the flags: a worker reads the list
 -- of flags itself, once each time the open level changes.
 local function summary()
-  local wait, level = -1, open_level()
-  local first = redis.call('ZRANGE', p .. 'ready:' .. math.max(level, 0), 0, 0, 'WITHSCORES')
-  if #first > 0 then wait = math.max(0, tonumber(first[2]) - now) end
+  local wait, level, first = -1, open_level(), first_ready()
+  if first then wait = math.max(0, first - now) end
   local state = redis.call('HMGET', p .. 'state', 'next_id', 'processed', 'leased')
   local leased, processed = tonumber(state[3]) or 0, tonumber(state[2]) or 0
   local limit = MAX_PAGES > 0 and leased + processed >= MAX_PAGES
@@ -472,15 +527,15 @@ end
 
 -- No polling: a worker whose sync leased fewer URLs than it asked for is
 -- idle until told. After anything that may free a host (a slot given back,
--- a lease reclaimed, a level opened) one idle worker is told when the open
--- level's next host may start (ms from now), on its own list, which it
+-- a lease reclaimed, a level opened) one idle worker is told when the next
+-- host a lease may take may start (ms from now), on its own list, which it
 -- waits on with BLPOP; the one told passes the word on with its own sync.
 local function wake_idle()
   if redis.call('SCARD', p .. 'idle') == 0 then return end
-  local first = redis.call('ZRANGE', p .. 'ready:' .. math.max(open_level(), 0), 0, 0, 'WITHSCORES')
-  if #first == 0 or tonumber(first[2]) >= INF then return end
+  local first = first_ready()
+  if not first or first >= INF then return end
   local idle = redis.call('SPOP', p .. 'idle')
-  redis.call('RPUSH', p .. 'wake:' .. idle, math.max(0, tonumber(first[2]) - now))
+  redis.call('RPUSH', p .. 'wake:' .. idle, math.max(0, first - now))
 end
 
 -- Whether a slot given back may go straight to the host's next URL: the
@@ -491,13 +546,14 @@ local function passes_on(h)
   return (tonumber(v[1]) or DELAY) <= 0 and (tonumber(v[2]) or 0) <= now
 end
 
--- Up to n URLs of the open level whose hosts may start within AHEAD_MS,
--- each with its host's request slot taken for worker w and the ms until
--- its request may start (waits): first from the hosts whose slots w gives
--- back in this call (given: passed on to their next URL, or given back),
--- then from the ready set. Taking a slot a moment ahead spares the calls
--- that would ask again as each host comes ready. Also the hosts given
--- back and not taken again, whose ready hints are still to be set.
+-- Up to n URLs whose hosts may start within AHEAD_MS, each with its
+-- host's request slot taken for worker w and the ms until its request may
+-- start (waits): first from the hosts whose slots w gives back in this call
+-- (given: passed on to their next URL, or given back), then from the open
+-- level's ready set, then (fetch-ahead, at most `ahead` URLs) from the next
+-- level's. Taking a slot a moment ahead spares the calls that would ask
+-- again as each host comes ready. Also the hosts given back and not taken
+-- again, whose ready hints are still to be set.
 -- A host with one request slot and no interval passes it on to its next
 -- URL with no wait: once every ready host has given one URL, such hosts
 -- give w more under their one slot (a chain, while n lasts), each with
@@ -505,70 +561,106 @@ end
 -- that several pages share one call. The slot stays taken here until w
 -- gives it back after the chain's last request: no other worker's request
 -- comes between, and a worker that dies holds the host as a page's lease does.
-local function lease(w, n, given)
+--
+-- Fetch-ahead: a URL of level L+1 is final once queued (only pages of level
+-- L queue it), so it may be fetched while L is open; the worker keeps the
+-- page and acknowledges it only once L has closed, so levels and flags stay
+-- exact. A host gives its next level's URLs only once its open-level queue
+-- is empty (a host's URLs go in level order, as in one machine's FIFO).
+-- Not under a page budget: the budget must go to the open level first.
+local function lease(w, n, given, ahead)
   local out, waits, later, chainable, fields = {}, {}, {}, {}, {}
   local level = open_level()
-  local ready = p .. 'ready:' .. level
-  local function leased(entry, wait)
+  local after = level + 1
+  if MAX_PAGES > 0 then ahead = 0 end
+  local may_ahead = ahead
+  local function leased(entry, wait, lv)
     fields[#fields + 1] = string.match(entry, '^(%d+)')
     fields[#fields + 1] = entry
     out[#out + 1] = entry
     waits[#waits + 1] = wait
     n = n - 1
+    if lv == after then ahead = ahead - 1 end
   end
-  local function requeued(h, q)
-    if redis.call('LLEN', q) == 0 then redis.call('ZREM', ready, h)
+  local function requeued(h, q, lv)
+    local ready = p .. 'ready:' .. lv
+    if redis.call('LLEN', q) == 0 then
+      redis.call('ZREM', ready, h)
+      -- its next level's URLs may go now (their hint was held back)
+      if lv == level then redis.call('ZADD', p .. 'ready:' .. after, 'XX', ready_at(h), h) end
     else redis.call('ZADD', ready, ready_at(h), h) end
   end
-  local function take(h, at, passed)
-    local q = p .. 'q:' .. level .. ':' .. h
+  local function take(h, at, passed, lv)
+    local q = p .. 'q:' .. lv .. ':' .. h
     local entry = redis.call('LPOP', q)
     if entry then
       if not passed then take_slot(w, h, at) end
-      leased(entry, math.max(0, at - now))
+      leased(entry, math.max(0, at - now), lv)
       redis.call('HINCRBY', p .. 'state', 'leased', 1)
-      if PER_HOST == 1 and (passed or passes_on(h)) then chainable[#chainable + 1] = h end
+      if PER_HOST == 1 and (passed or passes_on(h)) then chainable[#chainable + 1] = {h, lv} end
     end
-    requeued(h, q)
+    requeued(h, q, lv)
+  end
+  -- the level whose queue gives h's next URL, if one may be leased
+  local function next_of(h)
+    if redis.call('EXISTS', p .. 'q:' .. level .. ':' .. h) == 1 then return level end
+    if ahead > 0 and redis.call('EXISTS', p .. 'q:' .. after .. ':' .. h) == 1 then return after end
+    return nil
   end
   local soon = now + AHEAD_MS
   for _, h in ipairs(given) do
-    local queued = redis.call('EXISTS', p .. 'q:' .. level .. ':' .. h) == 1
-    if n > 0 and queued and not limit_reached() and passes_on(h) then
-      take(h, now, true)
+    local lv = next_of(h)
+    if n > 0 and lv and not limit_reached() and passes_on(h) then
+      take(h, now, true, lv)
     else
       give_slot(w, h, true)
       local at = ready_at(h)
-      if n > 0 and queued and not limit_reached() and at <= soon then take(h, at)
+      if n > 0 and lv and not limit_reached() and at <= soon then take(h, at, false, lv)
       else later[#later + 1] = h end
     end
   end
+  local ready = p .. 'ready:' .. level
   local tries = 0
   while n > 0 and not limit_reached() and tries < 4 * n + 16 do
     tries = tries + 1
     local h = redis.call('ZRANGEBYSCORE', ready, '-inf', soon, 'LIMIT', 0, 1)[1]
     if not h then break end
     local at = ready_at(h)
-    if at > soon then redis.call('ZADD', ready, at, h) else take(h, at) end
+    if at > soon then redis.call('ZADD', ready, at, h) else take(h, at, false, level) end
+  end
+  if n > 0 and ahead > 0 then
+    local ready_after = p .. 'ready:' .. after
+    for _, h in ipairs(redis.call('ZRANGEBYSCORE', ready_after, '-inf', soon, 'LIMIT', 0, 2 * n + 8)) do
+      if n <= 0 or ahead <= 0 then break end
+      if redis.call('EXISTS', p .. 'q:' .. level .. ':' .. h) == 1 then
+        -- its open-level URLs first: requeued() lowers this when they are all out
+        redis.call('ZADD', ready_after, INF, h)
+      else
+        local at = ready_at(h)
+        if at > soon then redis.call('ZADD', ready_after, at, h) else take(h, at, false, after) end
+      end
+    end
   end
   local room = n
   if MAX_PAGES > 0 then room = math.min(n, MAX_PAGES - state_num('leased') - state_num('processed')) end
   if room > 0 and #chainable > 0 then
     local chained = 0
     for i = 1, #chainable do   -- the URLs left over, shared among the chains
-      local h = chainable[i]
-      local q = p .. 'q:' .. level .. ':' .. h
+      local h, lv = chainable[i][1], chainable[i][2]
+      local q = p .. 'q:' .. lv .. ':' .. h
       local k = math.ceil((room - chained) / (#chainable - i + 1))
+      if lv == after then k = math.min(k, ahead) end
       local entries = k > 0 and redis.call('LPOP', q, k) or false
       for _, entry in ipairs(entries or {}) do
-        leased(entry, -1)
+        leased(entry, -1, lv)
         chained = chained + 1
       end
-      if entries then requeued(h, q) end
+      if entries then requeued(h, q, lv) end
     end
     if chained > 0 then redis.call('HINCRBY', p .. 'state', 'leased', chained) end
   end
   if #fields > 0 then redis.call('HSET', p .. 'lease:' .. w, unpack(fields)) end
+  if ahead < may_ahead then redis.call('SADD', p .. 'ahead', w) end   -- told when the level closes
   return out, waits, later
 end
 
@@ -648,10 +740,13 @@ end
     .replace("AHEAD_MS", str(AHEAD_MS))
 
 # A worker's one call per page. ARGV: worker, epoch, seq, n (URLs wanted),
-# the count of request slots given back and their hosts, then per page
+# ahead (of them, URLs of the next level it may take: fetch-ahead), the
+# count of request slots given back and, per slot, its host and the ms
+# since its request ended (the interval counts from then), then per page
 # acknowledged: id, content md5 ('' = none), the verdict another partition
 # gave ('' = none), its new links other partitions queued ('' = none),
-# expand (1/0), the count of its links (those of this partition) and (fingerprint, host, path-if-query, pattern-or-'', url) per
+# expand (1/0), the count of its links (those of this partition) and
+# (fingerprint, host, path-if-query, pattern-or-'', url) per
 # link. Slots go back first, so the lease that follows may take them. seq
 # numbers the worker's calls (RedisGate's): a retry after a lost reply gives
 # back no slot twice and leases nothing (the worker's resync gives back what
@@ -659,24 +754,25 @@ end
 _SYNC = _PRELUDE + r"""
 local w, epoch, seq = ARGV[1], ARGV[2], ARGV[3]
 if fenced(w, epoch) then return redis.error_reply('FENCED') end
-local n, releases = tonumber(ARGV[4]), tonumber(ARGV[5])
+local n, ahead, releases = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local retry, given, held = false, {}, {}
 if releases > 0 then
   local ops = p .. 'gateop:' .. w
   retry = redis.call('HGET', ops, 'seq') == seq
   if not retry then
-    for i = 6, 5 + releases do   -- only slots w holds (not given back by a resync)
+    for i = 7, 5 + 2 * releases, 2 do   -- only slots w holds (not given back by a resync)
       local h = ARGV[i]
       held[h] = held[h] or tonumber(redis.call('HGET', p .. 'slots:' .. w, h) or '0')
       if held[h] > 0 then
         held[h] = held[h] - 1
         given[#given + 1] = h
+        ENDED[h] = math.max(ENDED[h] or 0, now - math.max(0, tonumber(ARGV[i + 1])))
       end
     end
     redis.call('HSET', ops, 'seq', seq)
   end
 end
-local acks, i = {}, 6 + releases
+local acks, i = {}, 7 + 2 * releases
 while i <= #ARGV do
   local links = tonumber(ARGV[i + 5])
   acks[#acks + 1] = ack(w, ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4] == '1', i + 6,
@@ -686,7 +782,7 @@ end
 acks_written(w)
 if #acks > 0 then close_levels() end
 if retry then n = 0 end   -- the lost reply held its URLs: the worker's resync gives them back
-local out, waits, later = lease(w, n, given)
+local out, waits, later = lease(w, n, given, ahead)
 for _, h in ipairs(later) do hint(h) end
 wake_idle()   -- another worker: this one asks again when it will
 if #out < n then redis.call('SADD', p .. 'idle', w) end
@@ -888,7 +984,14 @@ return out
 _OPEN = _PRELUDE + r"""
 local have = redis.call('LLEN', p .. 'flags')
 for i = have + 1, #ARGV do redis.call('RPUSH', p .. 'flags', ARGV[i]) end
-if #ARGV > have then wake_idle() end
+if #ARGV > have then
+  -- Workers holding pages fetched ahead here may acknowledge them now: told at once.
+  for _, w in ipairs(redis.call('SMEMBERS', p .. 'ahead')) do
+    redis.call('RPUSH', p .. 'wake:' .. w, -1)
+  end
+  redis.call('DEL', p .. 'ahead')
+  wake_idle()
+end
 return have
 """
 
@@ -946,7 +1049,7 @@ class Summary:
     processed: int
     leased: int
     limit_reached: bool
-    wait: float | None        # seconds until the open level's next host may start; None: no host queued
+    wait: float | None        # seconds until the next host a lease may take may start; None: no host queued
     open_level: int
     # With several partitions, this one's URLs of its open level: queued, acknowledged
     level_queued: int = -1
@@ -1467,7 +1570,8 @@ class RedisGate:
         self._lock = threading.RLock()   # ops and resync: the held counts match Redis's
         self.held: Counter[str] = Counter()   # host -> slots this worker holds
         self._page_slots: Counter[str] = Counter()   # of those, slots taken with a leased URL
-        self.giving_back: list[str] = []   # hosts whose page slot goes back with the next sync
+        # (host, when its request ended) of the page slots that go back with the next sync
+        self.giving_back: list[tuple[str, float]] = []
         # Whether a page slot, its request ended, passes to the next URL of a
         # chain this worker leased under it (RedisFrontier's): then it stays taken.
         self.passes_locally = lambda host: False
@@ -1500,25 +1604,31 @@ class RedisGate:
             self.held[host] += 1
             self._page_slots[host] += 1
 
-    def take_giving_back(self, part: int | None = None) -> list[str]:
+    def take_giving_back(self, part: int | None = None) -> list:
         """The page slots to give back in the sync call being made now (to
-        partition ``part``: those of its hosts; None: all)."""
+        partition ``part``: those of its hosts; None: all): per slot its
+        host and the ms since its request ended (sync's arguments)."""
         with self._lock:
             if part is None:
-                hosts, self.giving_back = self.giving_back, []
-                return hosts
-            hosts = [h for h in self.giving_back if self._shared.part_of(h) == part]
-            self.giving_back = [h for h in self.giving_back if self._shared.part_of(h) != part]
-            return hosts
-
-    def gives_back_to(self, part: int) -> bool:
-        with self._lock:
-            return any(self._shared.part_of(h) == part for h in self.giving_back)
+                slots, self.giving_back = self.giving_back, []
+            else:
+                slots = [s for s in self.giving_back if self._shared.part_of(s[0]) == part]
+                self.giving_back = [s for s in self.giving_back if self._shared.part_of(s[0]) != part]
+            now = time.monotonic()
+            return [value for host, ended in slots
+                    for value in (host, max(0, round((now - ended) * 1000)))]
 
     def try_start(self, host: str, now: float | None = None) -> bool:
+        return self.start_or_wait(host) == 0.0
+
+    def start_or_wait(self, host: str) -> float:
+        """Takes a request slot on host now (0.0), or says how many seconds
+        until it may (POLL_SECONDS when the slot is held elsewhere, until
+        given back, or the worker is stopping)."""
         if self._cancelled.is_set():
-            return False
-        return self._op("start", host) == 0
+            return POLL_SECONDS
+        wait = self._op("start", host) / 1000
+        return POLL_SECONDS if wait > LEASE_SECONDS else wait   # longer: held elsewhere (INF)
 
     def acquire(self, host: str) -> None:
         while True:
@@ -1560,12 +1670,12 @@ class RedisGate:
                 if self.passes_locally(host):
                     return
                 # A leased page's slot goes back in the worker's next sync call
-                # (within the same turn of the crawl loop): one call, not two.
-                # Redis then counts the interval from later than the request's
-                # end, never from earlier.
+                # (the one acknowledging the page, as a rule): one call, not
+                # two. Redis counts the interval from the request's end less
+                # the call's transit, so from later than the end, never earlier.
                 self._page_slots[host] -= 1
                 self.held[host] -= 1
-                self.giving_back.append(host)
+                self.giving_back.append((host, time.monotonic()))
                 return
         self._op("release", host)
 
@@ -1736,8 +1846,11 @@ class RedisFrontier:
 
     def __init__(self, shared: SharedCrawl, gate: RedisGate, threads: int = 8,
                  sync_rows=lambda: None, seen_cache: int = KNOWN_SEEN, wake=lambda: None,
-                 ahead_path: Path | None = None) -> None:
+                 ahead_path: Path | None = None, max_ahead: int = 0, delay: float = 0.0) -> None:
         self.threads = threads
+        self._hold_slots = min(HOLD_ACKS_SECONDS, GIVE_BACK_SHARE * delay,
+                               max(0.0, delay - AHEAD_MS / 1000))
+        self.max_ahead = max_ahead   # URLs of the level after the open one held at most
         self._ahead = WriteAhead(ahead_path)
         self._wake = wake          # makes the crawl loop look at pop() again, from another thread
         self.seen = KnownSeen(seen_cache)
@@ -1760,7 +1873,9 @@ class RedisFrontier:
         # links known seen, then)
         self._held_acks: list[tuple] = []
         self._held_since = 0.0     # when the first of them was held
-        self._waiting: list[tuple[float, str, QueuedUrl]] = []   # (local time, host, item)
+        # URLs waiting for their host, a heap: (local time, arrival, host, item)
+        self._waiting: list[tuple[float, int, str, QueuedUrl]] = []
+        self._arrivals = itertools.count()
         self._written: list[int] = []   # committed ids whose rows are written: forget them
         self._marked: dict[int, set[int]] = {}   # page id -> other partitions with its redirect marks
         self._pages = 0            # acknowledged since the last tick (its speed)
@@ -1768,6 +1883,9 @@ class RedisFrontier:
         self._ask_again = [0.0] * self._parts   # a sync that leased less than asked: when to ask again
         self._turn = 0             # the partition asked first by the next pop
         self._held_ids: dict[int, int] = {}   # leased to us and not committed: id -> level
+        self._held_ahead: dict[int, int] = {}   # of them, id -> level, leased ahead of the open one
+        self._ahead_of = 0         # the open level when _held_ahead was last pruned
+        self._told = False         # Redis said a level closed: sync even with nothing wanted
         self._lost_seen = shared.lost_replies
         self._beat = threading.Event()
         self._heart = threading.Thread(target=self._heartbeat, daemon=True)
@@ -1832,8 +1950,12 @@ class RedisFrontier:
                 continue
             if word is not None:
                 with self._gate.locked():
-                    self._ask_again[part] = min(self._ask_again[part],
-                                                time.monotonic() + int(word[1]) / 1000)
+                    ms = int(word[1])
+                    if ms < 0:   # a level closed (pages fetched ahead may be acknowledged), or all did
+                        self._told = True
+                    else:        # when a host of this partition may start for us
+                        self._ask_again[part] = min(self._ask_again[part],
+                                                    time.monotonic() + ms / 1000)
                 self._wake()
 
     def tick(self) -> None:
@@ -1897,10 +2019,13 @@ class RedisFrontier:
         with self._gate.locked():
             if self._shared.lost_replies != self._lost_seen:
                 self._resync()
-            # the pages acknowledged now are held no longer
-            n = max(0, min(n, self._cap - len(self._held_ids) + len(acks)))
-            hosts = self._gate.take_giving_back(part)
-            args = [self._gate.next_seq(), n, len(hosts), *hosts]
+            # the pages acknowledged now are held no longer; those fetched
+            # ahead hold up no level's end, so the cap (the weight) leaves them out
+            ahead = self._ahead_held()
+            n = max(0, min(n, self._cap - len(self._held_ids) + ahead + len(acks)))
+            slots = self._gate.take_giving_back(part)
+            self._told = False
+            args = [self._gate.next_seq(), n, max(0, self.max_ahead - ahead), len(slots) // 2, *slots]
             for page in acks:
                 args += page
             replies, entries, summary, waits = self._member.run("sync", *args, part=part)
@@ -1914,6 +2039,8 @@ class RedisFrontier:
             for entry, wait in zip(entries, waits):
                 item, host = parse_entry(entry)
                 self._held_ids[item.id] = item.level
+                if item.level > self.current_level:
+                    self._held_ahead[item.id] = item.level
                 if int(wait) < 0:   # behind the one before, under its slot
                     self._chains.setdefault(host, deque()).append(item)
                     self._in_chain.update((heads[host], item.id))
@@ -1939,6 +2066,14 @@ class RedisFrontier:
         self._wake()
         return True
 
+    def _ahead_held(self) -> int:
+        """URLs held of a level after the open one (fetched ahead, or parked)."""
+        level = self.current_level
+        if level != self._ahead_of:   # those of the level opened since are ahead no more
+            self._held_ahead = {i: lv for i, lv in self._held_ahead.items() if lv > level}
+            self._ahead_of = level
+        return len(self._held_ahead)
+
     def _resync(self) -> None:
         """After a lost reply: give back what Redis holds for us that we never
         heard of, in every partition."""
@@ -1957,9 +2092,12 @@ class RedisFrontier:
             now = max(now, self._gate.clock())   # what it leased to start now counts from its reply
         out = self._due(n, now)
         for part in self._turns():
-            # URLs held already (a chain's still to come among them) are not asked for again
-            wanted = min(n - len(out) - len(self._leased), self._cap - len(self._held_ids))
-            if self._gate.gives_back_to(part) or (wanted > 0 and now >= self._ask_again[part]):
+            # URLs held already (a chain's still to come among them) are not asked
+            # for again; those fetched ahead hold up no level's end: the cap leaves them out
+            wanted = min(n - len(out) - len(self._leased),
+                         self._cap - len(self._held_ids) + self._ahead_held())
+            if self._told or self._give_back_due(now, part) or (
+                    wanted > 0 and now >= self._ask_again[part]):
                 self._sync(wanted, [], part)
                 now = max(now, self._gate.clock())   # what it leased to start now counts from its reply
         with self._gate.locked():   # a fetch thread's _pass_on adds to it
@@ -1973,25 +2111,37 @@ class RedisFrontier:
         first, self._turn = self._turn, (self._turn + 1) % self._parts
         return [(first + k) % self._parts for k in range(self._parts)]
 
+    def _give_back_due(self, now: float, part: int) -> bool:
+        """Whether the slots given back to partition ``part`` may wait no longer
+        for an acknowledgement to ride with (a host's wait is no reason to sync at once)."""
+        ended = [when for host, when in self._gate.giving_back
+                 if self._shared.part_of(host) == part]
+        return bool(ended) and now >= ended[0] + self._hold_slots
+
     def _next_chance(self, part: int) -> float:
         """When a URL of partition ``part`` may be there for us after a sync
-        found fewer than asked: when its open level's next host may start;
-        or, while other workers hold the ready hosts or the level has not
-        closed, when another worker's sync says so (_wait_for_word), at the
-        latest IDLE_SECONDS."""
+        found fewer than asked: when the next host a lease may take may
+        start; or, while other workers hold the ready hosts or the level has
+        not closed, when another worker's sync says so (_wait_for_word), at
+        the latest IDLE_SECONDS."""
         later = self._asked_at[part] + IDLE_SECONDS
         wait = self._summaries[part].wait
         return later if wait is None else min(later, self._asked_at[part] + wait)
 
     def _due(self, n: int, now: float) -> list[QueuedUrl]:
-        """Waiting URLs whose time has come and whose host gives a slot."""
+        """Waiting URLs whose time has come and whose host gives a slot; the
+        others asked again when Redis says their host may start (a page
+        after its robots.txt waits out the delay: one call, not one a poll)."""
         out, later = [], []
-        for when, host, item in sorted(self._waiting, key=lambda w: w[0]):
-            if len(out) < n and when <= now and self._gate.try_start(host):
+        while self._waiting and self._waiting[0][0] <= now and len(out) < n:
+            _, _, host, item = heapq.heappop(self._waiting)
+            wait = self._gate.start_or_wait(host)
+            if wait == 0.0:
                 out.append(item)
             else:
-                later.append((when if when > now else now + POLL_SECONDS, host, item))
-        self._waiting = later
+                later.append((item, host, self._gate.clock() + wait))
+        for item, host, when in later:
+            self.requeue(item, host, when)
         return out
 
     def next_ready(self, now: float) -> float | None:
@@ -2002,16 +2152,22 @@ class RedisFrontier:
         return flush_at if ready is None else min(ready, flush_at)
 
     def _next_url(self, now: float) -> float | None:
-        summary = self._summary
-        if self._gate.giving_back:
+        if self._told:
             return now
+        if self._gate.giving_back:
+            due = self._gate.giving_back[0][1] + self._hold_slots
+            url = self._next_leased(now)
+            return due if url is None else min(due, url)
+        return self._next_leased(now)
+
+    def _next_leased(self, now: float) -> float | None:
+        summary = self._summary
         if self._leased:
             return min(when for when, _ in self._leased)
         if summary is None or self._done():
-            return None if not self._waiting else min(w[0] for w in self._waiting)
-        times = [w[0] for w in self._waiting]
-        times.append(max(now, min(self._ask_again)))
-        return min(times)
+            return self._waiting[0][0] if self._waiting else None
+        ask = max(now, min(self._ask_again))
+        return min(ask, self._waiting[0][0]) if self._waiting else ask
 
     def _done(self) -> bool:
         """The crawl is finished as far as this worker can tell: with several
@@ -2031,7 +2187,7 @@ class RedisFrontier:
         """Its slot goes back to Redis with the next sync call (the gate's release)."""
 
     def requeue(self, item: QueuedUrl, host: str, not_before: float | None = None) -> None:
-        self._waiting.append((not_before or 0.0, host, item))
+        heapq.heappush(self._waiting, (not_before or 0.0, next(self._arrivals), host, item))
 
     def done(self, item: QueuedUrl) -> None:
         """Committed already, by commit()."""
@@ -2116,13 +2272,14 @@ class RedisFrontier:
         if self._parts == 1:
             acks = [[item.id, md5, "", "", expand, len(sent) // 5, *sent]
                     for item, md5, expand, sent, *_ in held]
-            replies = dict(zip((page[0].id for page in held),
-                               self._sync(self.threads - len(self._held_ids) + len(held), acks)))
+            n = self.threads - len(self._held_ids) + self._ahead_held() + len(held)
+            replies = dict(zip((page[0].id for page in held), self._sync(n, acks)))
         else:
             replies = self._acknowledge_partitioned(held)
         answered = []
         for item, _, _, sent, known, then in held:
             self._held_ids.pop(item.id, None)
+            self._held_ahead.pop(item.id, None)
             answered.append((then, self._judged(item, sent, known, replies[item.id])))
         return answered
 
