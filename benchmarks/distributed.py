@@ -71,7 +71,7 @@ from benchmarks.polite_site import SiteSetSpec, generate  # noqa: E402
 from benchmarks.redis_seen import put_section, redis_version  # noqa: E402
 from benchmarks.report import machine, markdown_table, stored_options  # noqa: E402
 from benchmarks.run import _ours_source, _warm  # noqa: E402
-from benchmarks.shared import PREFIX, StartError, Timed, start_workers, wait_all  # noqa: E402
+from benchmarks.shared import CRAWL_ID, PREFIX, StartError, Timed, start_workers, wait_all  # noqa: E402
 from benchmarks.shared import merge as merge_dirs  # noqa: E402
 from benchmarks.site import SiteSpec, ensure  # noqa: E402
 from redisserver import RedisServer  # noqa: E402
