@@ -528,11 +528,6 @@ def _start_shared(config: CrawlConfig, redis_url: tuple[str, ...], crawl_id: str
     """Create the shared crawl in Redis, then work on it as its first worker."""
     from controller.shared import create, default_worker_id
     crawl = _shared_crawl(redis_url, crawl_id)
-    if crawl.count > 1 and config.max_pages:
-        # One budget over several servers would need a shared count on every lease.
-        raise click.UsageError(f"--max-pages {config.max_pages}: a crawl partitioned over several "
-                               f"Redis servers (or a Redis Cluster) has no page budget; give "
-                               f"--max-pages 0, or one --redis")
     if crawl.exists():
         where = crawl.address()
         raise click.UsageError(f"--crawl-id {crawl_id}: Redis at {where} holds a crawl of "

@@ -7,6 +7,7 @@ of a commit (controller/commit.py: ``STEPS``) or of admission:
   after-row      a changed page's visit row is written, its files not in place
   enqueue        the first link new to the crawl is queued, the others not
   commit:STEP:N  a crawl's Nth commit in this run has done STEP, the next steps not
+  leased:N       a shared crawl's worker's Nth sync after which it holds leased URLs
 """
 import itertools
 import os
@@ -18,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from controller.cli import main  # noqa: E402
 from controller.commit import Commit  # noqa: E402
 from controller.revisits import RevisitAdmission, RevisitCommit  # noqa: E402
+from urllist.redisqueue import RedisFrontier  # noqa: E402
 
 KILLED = 137
 
@@ -44,6 +46,10 @@ elif point.startswith("commit:"):
     _, step, nth = point.split(":")
     calls = itertools.count(1)
     after(Commit, step, lambda self, page: next(calls) == int(nth))
+elif point.startswith("leased:"):
+    syncs = itertools.count(1)
+    after(RedisFrontier, "_sync",
+          lambda self, *args, **kwargs: bool(self._held_ids) and next(syncs) == int(point[7:]))
 else:
     raise SystemExit(f"no such point: {point}")
 sys.argv = ["crawler", *args]

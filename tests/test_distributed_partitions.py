@@ -4,6 +4,10 @@ give the one-machine crawl (URLs, levels, bytes), politeness holds per host
 in the servers' logs, and a worker or one Redis server killed -9 (started
 again from its append-only file) loses nothing."""
 import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +20,8 @@ from test_distributed import (PAGES, assert_merge_is_the_single_crawl, finish, k
                               page_requests, start, union_rows, wait_for, wait_rows)
 from urllist.redisqueue import partition_of, shared_over
 
+KILLPOINT = Path(__file__).resolve().parent / "killpoint.py"
+KILLED = 137
 DELAY = 0.3   # the workers that join after the first still find work
 
 
@@ -152,22 +158,80 @@ def test_three_workers_over_a_redis_cluster_give_the_one_machine_crawl(
     assert sum(holding) >= 2, "the partitions' tags all landed on one master"
 
 
-def test_a_page_budget_over_several_servers_and_a_worker_with_other_servers_are_refused(
-        tmp_path, two_servers, hosts):
+def test_a_worker_with_other_servers_is_refused(tmp_path, two_servers, hosts):
     from test_distributed import cli
-    roots, _ = hosts
     urls = [server.url for server in two_servers]
-    done = cli("crawl", roots[0], *on(urls), "--crawl-id", "t", "--out", str(tmp_path / "w"),
-               "--max-pages", "10")
-    assert done.returncode == 2 and "has no page budget" in done.stderr
-    assert len(done.stderr.strip().splitlines()) == 1
-    assert shared_over(urls, "t").parts[0].client.dbsize() == 0
     crawl = shared_over(urls, "t")
     crawl.create({}, [], delay=0, per_host=1, max_pages=0, host_cap=0, query_cap=0)
     done = cli("worker", "--redis", urls[0], "--crawl-id", "t", "--out", str(tmp_path / "w"))
     assert done.returncode != 0 and "partitioned over 2 partition(s), this worker over 1" \
         in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+BUDGET = 40   # levels 0 and 1 whole (6 + 20 pages), 14 of level 2's 28
+
+
+@pytest.fixture(scope="module")
+def single_budget(hosts, tmp_path_factory):
+    """The one-machine crawl under the same page budget."""
+    roots, _ = hosts
+    out = tmp_path_factory.mktemp("single-budget") / "out"
+    Crawl(CrawlConfig(seeds=tuple(roots), out=out, delay=0.05, max_depth=0, max_pages=BUDGET,
+                      progress=False)).run()
+    return out
+
+
+def assert_budget_crawl(roots, rows, single_budget, urls):
+    """BUDGET pages, each at its one-machine level, as many a level as the
+    one-machine crawl's; the levels before the last whole; Redis agrees."""
+    assert len(rows) == BUDGET
+    levels = truth(roots)
+    assert all(levels[r["url"]] == int(r["level"]) for r in rows)
+    per_level = Counter(int(r["level"]) for r in rows)
+    assert per_level == Counter(int(r["level"]) for r in rows_of(single_budget))
+    last = max(per_level)
+    assert all(per_level[k] == list(levels.values()).count(k) for k in range(last))
+    status = cli_json("status", *on(urls), "--crawl-id", "t", "--format", "json")
+    assert status["finished"] and status["processed"] == BUDGET and status["leased"] == 0
+
+
+def test_a_page_budget_over_two_servers_is_exact(hosts, tmp_path, two_servers, single_budget):
+    roots, logs = cleared(hosts)
+    urls = [server.url for server in two_servers]
+    dirs = [tmp_path / f"w{k}" for k in range(3)]
+    procs = [start(first_worker(roots, urls, dirs[0], "--max-pages", str(BUDGET)), tmp_path)]
+    wait_made(urls, procs)
+    procs += [start(worker(urls, d), tmp_path) for d in dirs[1:]]
+    finish(procs)
+    assert_budget_crawl(roots, union_rows(dirs), single_budget, urls)
+    assert sum(page_requests(logs).values()) == BUDGET
+    reasons = {json.loads((d / "stats.json").read_text())["stop_reason"] for d in dirs}
+    assert reasons == {"max-pages"}
+
+
+def test_a_page_budget_survives_a_killed_worker(hosts, tmp_path, two_servers, single_budget):
+    roots, _ = cleared(hosts)
+    urls = [server.url for server in two_servers]
+    dirs = [tmp_path / f"w{k}" for k in range(3)]
+    # a longer delay: the victim, starting up, still finds URLs to lease
+    procs = [start(first_worker(roots, urls, dirs[0], "--max-pages", str(BUDGET),
+                                "--lease-seconds", "3", "--delay", "0.8"), tmp_path)]
+    wait_made(urls, procs)
+    # killed at once (as by kill -9) after its first sync that left it holding URLs
+    victim = subprocess.Popen([sys.executable, str(KILLPOINT), "leased:1",
+                               *worker(urls, dirs[1], "--worker-id", "victim")], cwd=tmp_path,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    procs.append(start(worker(urls, dirs[2]), tmp_path))
+    assert victim.wait(timeout=60) == KILLED, victim.communicate()
+    victim.stdout.close()
+    victim.stderr.close()
+    crawl = shared_over(urls, "t")
+    assert sum(part.client.hlen(part.prefix + "lease:victim") for part in crawl.parts) > 0
+    finish(procs)   # the victim's leases, and the budget they used, went to the others
+    # rows the victim committed but had not written: written when it comes back
+    finish([start(worker(urls, dirs[1], "--worker-id", "victim"), tmp_path)])
+    assert_budget_crawl(roots, union_rows(dirs), single_budget, urls)
 
 
 def named(prefix: str, part: int, parts: int = 2) -> str:

@@ -11,7 +11,10 @@ Keys (``p`` = a partition's prefix):
   p cfg          settings the scripts need (delay, per_host, max_pages, trap
                  limits, the partitions and this one's number)
   p settings     the crawl's settings as JSON (what `crawler worker` runs with)
-  p state        next_id (URLs this partition queued), processed, leased
+  p state        next_id (URLs this partition queued), processed, leased; with
+                 several partitions and a budget: quota, got, returned
+  p budget       (partition 0, several partitions) the page budget no partition
+                 holds: free; sent:P, back:P (moved to and from partition P, in all)
   p levels       q:L, d:L: URLs of level L queued here, and acknowledged
   p flags        the design paper's level flags (list of queue totals m,
                  the crawl's: every partition holds the same)
@@ -139,8 +142,29 @@ with one Redis. What crosses partitions, and how:
   is not undone: the page done again (same id) is answered from the marks
   kept under its id, as before, so its redirect is followed by it again;
   they are dropped once its row is written.
-- A page budget (--max-pages) over several partitions would need a count
-  shared by every lease: it is refused there (`crawl` says so).
+- A page budget (--max-pages N): exact as with one partition (leased +
+  processed never above N over all partitions; the merged output holds N
+  pages when the crawl has that many), and no call a page. The budget is
+  dealt out to partitions, not to workers: each partition may lease while
+  its own leased + processed is below its quota (the lease's limit, read in
+  the same script, as with one partition), and the quotas together never
+  pass N. The rest of N waits in partition 0's pool. Once a tick (and when
+  a level opens) a worker moves it (SharedCrawl.share_budget): each
+  partition gives back what it holds beyond the open level's URLs it has
+  still to lease, and is sent what it lacks, while the pool lasts. A move
+  is two counts that only grow, one at each end (partition p's returned
+  and the pool's back:p; the pool's sent:p and p's got), so a move half
+  done is finished by the next worker's tick and never done twice: the
+  budget in flight is only ever missing from the sum, never counted twice,
+  hence exact. A worker holds no budget of its own: a dead one's leases
+  come back to their partition's queue when its lease ends, and with them
+  the quota they used, so the crawl still reaches N. Levels stay exact:
+  under a budget no URL is fetched ahead (as with one partition), so a
+  level is leased only once the one before has closed everywhere, and every
+  level but the last one crawled is whole. The cost: 2P + 1 calls of a few
+  commands each per worker per tick, none per page; a partition whose
+  quota is spent waits up to a tick for more (at the crawl's start and when
+  a level opens the worker that sees it shares at once).
 With one partition none of this costs anything: it is the one sync call a
 page described above.
 """
@@ -467,8 +491,16 @@ local function close_levels()
   end
 end
 
+-- The pages this partition may have leased or processed: the crawl's
+-- budget with one partition; with several, the share of it this partition
+-- holds now (its quota: the budget's section of the module's docstring).
+local function allowed()
+  if PARTS > 1 then return state_num('quota') end
+  return MAX_PAGES
+end
+
 local function limit_reached()
-  return MAX_PAGES > 0 and state_num('leased') + state_num('processed') >= MAX_PAGES
+  return MAX_PAGES > 0 and state_num('leased') + state_num('processed') >= allowed()
 end
 
 -- The seed paper's node weight: pages per second over the last WINDOW ms,
@@ -516,7 +548,9 @@ local function summary()
   if first then wait = math.max(0, first - now) end
   local state = redis.call('HMGET', p .. 'state', 'next_id', 'processed', 'leased')
   local leased, processed = tonumber(state[3]) or 0, tonumber(state[2]) or 0
-  local limit = MAX_PAGES > 0 and leased + processed >= MAX_PAGES
+  local limit = MAX_PAGES > 0 and leased + processed >= allowed()
+  -- a partition whose quota is spent leases nothing until the budget's next share: no wait to tell
+  if limit and PARTS > 1 then wait = -1 end
   local out = {tonumber(state[1]) or 0, processed, leased, limit and 1 or 0, wait, level}
   if PARTS > 1 then   -- whether this partition is done with the open level (SharedCrawl.advance)
     local c = redis.call('HMGET', p .. 'levels', 'q:' .. level, 'd:' .. level)
@@ -532,6 +566,7 @@ end
 -- waits on with BLPOP; the one told passes the word on with its own sync.
 local function wake_idle()
   if redis.call('SCARD', p .. 'idle') == 0 then return end
+  if PARTS > 1 and limit_reached() then return end   -- woken, it would lease nothing
   local first = first_ready()
   if not first or first >= INF then return end
   local idle = redis.call('SPOP', p .. 'idle')
@@ -642,7 +677,7 @@ local function lease(w, n, given, ahead)
     end
   end
   local room = n
-  if MAX_PAGES > 0 then room = math.min(n, MAX_PAGES - state_num('leased') - state_num('processed')) end
+  if MAX_PAGES > 0 then room = math.min(n, allowed() - state_num('leased') - state_num('processed')) end
   if room > 0 and #chainable > 0 then
     local chained = 0
     for i = 1, #chainable do   -- the URLs left over, shared among the chains
@@ -995,6 +1030,61 @@ end
 return have
 """
 
+# ARGV: the budget partition 0 has sent here in all (-1: nothing to add).
+# A partition's share of a page budget (--max-pages over several
+# partitions): what was sent and not yet received is added to its quota;
+# what it holds beyond its open level's URLs still to lease goes back
+# (counted in returned, which partition 0's pool takes in). Both counts only
+# grow, so the step is safe to run twice, by any worker, and a worker that
+# dies half-way loses no budget: the next one carries the counts on.
+# {returned in all, URLs still to lease beyond the quota, received in all}.
+_QUOTA = _PRELUDE + r"""
+local sent = tonumber(ARGV[1])
+local s = redis.call('HMGET', p .. 'state', 'quota', 'got', 'returned', 'leased', 'processed')
+local quota, got, returned = tonumber(s[1]) or 0, tonumber(s[2]) or 0, tonumber(s[3]) or 0
+local used = (tonumber(s[4]) or 0) + (tonumber(s[5]) or 0)
+local grew = sent > got
+if grew then quota, got = quota + sent - got, sent end
+local level = open_level()
+local c = redis.call('HMGET', p .. 'levels', 'q:' .. level, 'd:' .. level)
+-- no fetch-ahead under a budget: every URL leased here is of the open level
+local pending = math.max(0, (tonumber(c[1]) or 0) - (tonumber(c[2]) or 0) - (tonumber(s[4]) or 0))
+local spare = quota - used - pending
+if spare > 0 then quota, returned = quota - spare, returned + spare end
+redis.call('HSET', p .. 'state', 'quota', quota, 'got', got, 'returned', returned)
+if grew then wake_idle() end
+return {returned, math.max(0, pending - (quota - used)), got}
+"""
+
+# In partition 0, ARGV: per partition, what it has returned in all and the
+# URLs it has to lease beyond its quota (_QUOTA's reply). The pool (free:
+# the budget no partition holds) takes in what was returned and not yet
+# taken in (back:P), then sends each partition what it lacks while the pool
+# lasts (sent:P, in all). What each partition has been sent in all.
+_POOL = _PRELUDE + r"""
+local b = p .. 'budget'
+local free = tonumber(redis.call('HGET', b, 'free') or '0')
+for part = 0, #ARGV / 2 - 1 do
+  local returned = tonumber(ARGV[2 * part + 1])
+  local back = tonumber(redis.call('HGET', b, 'back:' .. part) or '0')
+  if returned > back then
+    free = free + returned - back
+    redis.call('HSET', b, 'back:' .. part, returned)
+  end
+end
+local out = {}
+for part = 0, #ARGV / 2 - 1 do
+  local give = math.min(tonumber(ARGV[2 * part + 2]), free)
+  if give > 0 then
+    free = free - give
+    redis.call('HINCRBY', b, 'sent:' .. part, give)
+  end
+  out[#out + 1] = tonumber(redis.call('HGET', b, 'sent:' .. part) or '0')
+end
+redis.call('HSET', b, 'free', free)
+return out
+"""
+
 # ARGV: worker, origin. robots.txt's load for an origin belongs to one
 # worker while that worker lives (its lease deadline not past): no guess of
 # how long a slow load may take, and a dead loader's claim passes on.
@@ -1036,6 +1126,8 @@ for i = 11, #ARGV, 5 do
   end
 end
 redis.call('HSET', p .. 'levels', 'q:0', n)
+-- with several partitions the budget starts in partition 0's pool (_POOL)
+if PARTS > 1 and PART == 0 then redis.call('HSET', p .. 'budget', 'free', ARGV[4]) end
 -- with several partitions level 0 opens once every partition has its seeds (SharedCrawl.create)
 if PARTS == 1 then redis.call('RPUSH', p .. 'flags', n) end
 return n
@@ -1063,12 +1155,16 @@ class Summary:
                    None if int(wait) < 0 else int(wait) / 1000, int(level), *counts)
 
     @classmethod
-    def combined(cls, summaries: list[Summary]) -> Summary:
+    def combined(cls, summaries: list[Summary], max_pages: int) -> Summary:
         """The crawl as the partitions' last replies saw it (each at its own
-        moment: `finished` is a hint, checked by SharedCrawl.advance)."""
+        moment: `finished` is a hint, checked by SharedCrawl.advance). A
+        partition's limit is its quota's: the crawl's is its pages processed
+        reaching the budget (they only grow, so sums of older replies are
+        never past the truth)."""
         waits = [s.wait for s in summaries if s.wait is not None]
-        return cls(sum(s.next_id for s in summaries), sum(s.processed for s in summaries),
-                   sum(s.leased for s in summaries), any(s.limit_reached for s in summaries),
+        processed = sum(s.processed for s in summaries)
+        return cls(sum(s.next_id for s in summaries), processed,
+                   sum(s.leased for s in summaries), 0 < max_pages <= processed,
                    min(waits) if waits else None, max(s.open_level for s in summaries))
 
     @property
@@ -1191,7 +1287,8 @@ class Partition:
 
 _SCRIPTS = (("sync", _SYNC), ("tick", _TICK), ("mark", _MARK), ("gate", _GATE), ("join", _JOIN),
             ("leave", _LEAVE), ("create", _CREATE), ("resync", _RESYNC), ("claim", _CLAIM),
-            ("offer", _OFFER), ("content", _CONTENT), ("open", _OPEN))
+            ("offer", _OFFER), ("content", _CONTENT), ("open", _OPEN), ("quota", _QUOTA),
+            ("pool", _POOL))
 
 
 class SharedCrawl:
@@ -1212,6 +1309,7 @@ class SharedCrawl:
                                 scripts[p % len(self.clients)]) for p in range(count)]
         self.client, self.prefix = self.parts[0].client, self.parts[0].prefix
         self.lost_replies = 0   # calls retried after Redis went away: state to check again
+        self._max_pages: int | None = None
 
     @property
     def count(self) -> int:
@@ -1287,6 +1385,36 @@ class SharedCrawl:
             self._open([total])
         return True
 
+    @property
+    def max_pages(self) -> int:
+        """The crawl's page budget (0: none), as it was made."""
+        if self._max_pages is None:
+            self._max_pages = int(self.call(
+                lambda: self.client.hget(self.prefix + "cfg", "max_pages")) or 0)
+        return self._max_pages
+
+    def share_budget(self) -> None:
+        """With several partitions and a page budget: each partition's spare
+        quota back to the pool in partition 0, and what each lacks for its
+        open level's URLs sent from there (_QUOTA, _POOL). 2P+1 calls at
+        most, once a tick and when a level opens; none a page."""
+        if self.count == 1 or not self.max_pages:
+            return
+        asked = [self.run("quota", -1, part=part) for part in range(self.count)]
+        sent = self.run("pool", *[int(v) for returned, lacks, _ in asked
+                                  for v in (returned, lacks)])
+        for part, ((_, _, got), total) in enumerate(zip(asked, sent)):
+            if int(total) > int(got):
+                self.run("quota", int(total), part=part)
+
+    def budget_spent(self) -> bool:
+        """Several partitions: the budget processed, read over them one after
+        another (processed counts only grow, and never pass the budget)."""
+        if not self.max_pages:
+            return False
+        return sum(int(self.call(lambda part=part: part.client.hget(part.prefix + "state", "processed"))
+                       or 0) for part in self.parts) >= self.max_pages
+
     def _open(self, flags: list[int]) -> None:
         for part in range(self.count):
             self.run("open", *flags, part=part)
@@ -1310,6 +1438,8 @@ class SharedCrawl:
         flags, level = levels["flags"], len(levels["flags"]) - 1
         if level < 0:
             return (), False
+        if self.budget_spent():
+            return tuple(flags), True
         if levels["behind"]:
             self._open(flags)
         if not levels["closed"]:
@@ -1390,11 +1520,12 @@ class SharedCrawl:
         With several partitions: the open level closed everywhere, nothing
         queued after it (the sums of a moment's reads could be of moments
         apart)."""
+        budget = self.max_pages
         if self.count > 1:
             levels = self._levels()
-            return levels["closed"] and levels["following"] == 0 and bool(levels["flags"])
+            return (levels["closed"] and levels["following"] == 0 and bool(levels["flags"])) \
+                or self.budget_spent()
         processed, leased = state.get("processed", 0), state.get("leased", 0)
-        budget = int(self.client.hget(self.prefix + "cfg", "max_pages") or 0)
         return processed == state.get("next_id", 0) or (
             budget > 0 and processed + leased >= budget and leased == 0)
 
@@ -1977,6 +2108,7 @@ class RedisFrontier:
                     self._cap = int(cap)
                 self._heard(summary, part)
             if self._parts > 1:
+                self._shared.share_budget()
                 self._advance()
 
     def _confirmable(self) -> list[int]:
@@ -1993,7 +2125,7 @@ class RedisFrontier:
         summary = Summary.of(reply)
         self._summaries[part] = summary
         self._summary = summary if self._parts == 1 else \
-            Summary.combined([s for s in self._summaries if s is not None])
+            Summary.combined([s for s in self._summaries if s is not None], self._shared.max_pages)
         if self._summary.open_level > len(self._flags) - 1:
             target = self._shared.parts[max(
                 range(self._parts), key=lambda p: getattr(self._summaries[p], "open_level", -2))]
@@ -2009,6 +2141,7 @@ class RedisFrontier:
         self._finished = self._finished or finished
         if len(flags) > len(self._flags):
             self._flags = flags
+            self._shared.share_budget()   # the new level's URLs need their shares at once
             self._ask_again = [0.0] * self._parts
 
     # -- the one call a page ------------------------------------------------
@@ -2225,6 +2358,8 @@ class RedisFrontier:
 
     @property
     def limit_reached(self) -> bool:
+        if self._parts > 1 and self._finished:   # found by advance, after the replies last heard
+            return self._shared.budget_spent()
         return bool(self._summary and self._summary.limit_reached)
 
     # -- the shared-state path ---------------------------------------------
