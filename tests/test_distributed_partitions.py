@@ -280,6 +280,71 @@ def test_a_duplicate_queues_no_links_whichever_partition_judges_it(redis_server)
     frontier.leave()
 
 
+def budget_crawl(redis_server, crawl_id: str, max_pages: int):
+    """A crawl over two partitions of one server, six seeds in each, and its
+    partitions' quotas and the pool's free budget as functions."""
+    from urllist.redisqueue import SharedCrawl, connect
+    shared = SharedCrawl(connect(redis_server.url), crawl_id, partitions=2)
+    home = [named("127.0.0.1:80", part) for part in (0, 1)]
+    seeds = [(f"http://{home[part]}/{k}", home[part], "", "") for part in (0, 1) for k in range(6)]
+    assert shared.create({}, seeds, delay=0, per_host=8, max_pages=max_pages, host_cap=0,
+                         query_cap=0)
+    client = redis_server.client()
+    return (shared,
+            lambda: [int(client.hget(part.prefix + "state", "quota") or 0) for part in shared.parts],
+            lambda: int(client.hget(shared.prefix + "budget", "free")))
+
+
+def half_a_move(shared) -> list[int]:
+    """A worker's share_budget up to the pool (budget taken, none handed on): what was sent."""
+    asked = [shared.run("quota", -1, part=part) for part in (0, 1)]
+    assert [int(lacks) for _, lacks, _ in asked] == [6, 6]
+    return [int(total) for total in
+            shared.run("pool", *[int(v) for returned, lacks, _ in asked for v in (returned, lacks)])]
+
+
+def test_a_budget_move_cut_short_is_finished_by_the_next_worker_and_leases_stay_exact(
+        redis_server):
+    """The budget's shares: a worker that dies between taking budget from the
+    pool and handing it to the partitions loses none of it (the next one's
+    share_budget finishes the move, once), and the leases over both
+    partitions together stop at the budget."""
+    from getpage.politeness import Cancelled
+    from urllist.redisqueue import RedisFrontier, RedisGate
+
+    shared, quotas, free = budget_crawl(redis_server, "budget", 10)
+    assert half_a_move(shared) == [6, 4] and free() == 0
+    assert quotas() == [0, 0]   # the mover died here: the budget is in flight, in no quota
+    shared.share_budget()
+    assert quotas() == [6, 4] and free() == 0
+    shared.share_budget()       # told twice: nothing moves twice
+    assert quotas() == [6, 4] and free() == 0
+    gate = RedisGate(shared, "w", Cancelled)
+    frontier = RedisFrontier(shared, gate, threads=16)
+    frontier.join()
+    leased = frontier.pop(16, gate.clock()) + frontier.pop(16, gate.clock())
+    assert len(leased) == 10
+    assert sorted(shared.part_of_id(item.id) for item in leased) == [0] * 6 + [1] * 4
+    frontier.leave()   # its leases back to their queues, and the quota with them
+    shared.share_budget()
+    assert quotas() == [6, 4] and free() == 0
+    assert [int(shared.client.hget(part.prefix + "state", "leased")) for part in shared.parts] \
+        == [0, 0]
+
+
+def test_budget_sent_twice_by_racing_workers_comes_back_to_the_pool(redis_server):
+    """Two workers share with the same asks at once: a partition is sent
+    more than its URLs need, never more than the budget, and gives the rest
+    back on the next share."""
+    shared, quotas, free = budget_crawl(redis_server, "race", 20)
+    assert half_a_move(shared) == [6, 6] and free() == 8
+    assert half_a_move(shared) == [12, 8] and free() == 0   # the second, with the first's asks
+    shared.share_budget()   # handed on, each keeps what its open level's URLs need
+    assert quotas() == [6, 6] and free() == 0   # the rest on its way back, in no quota
+    shared.share_budget()
+    assert quotas() == [6, 6] and free() == 8
+
+
 def test_a_redis_cluster_master_killed_and_restarted_loses_nothing(hosts, tmp_path, redis_cluster):
     roots, _ = cleared(hosts)
     urls = [redis_cluster.url]
