@@ -1519,7 +1519,7 @@ class SharedCrawl:
         """As Summary.finished: every URL acknowledged, or the budget spent.
         With several partitions: the open level closed everywhere, nothing
         queued after it (the sums of a moment's reads could be of moments
-        apart)."""
+        apart), or the budget processed (budget_spent)."""
         budget = self.max_pages
         if self.count > 1:
             levels = self._levels()
