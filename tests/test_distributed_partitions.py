@@ -230,3 +230,39 @@ def test_a_redis_cluster_master_killed_and_restarted_loses_nothing(hosts, tmp_pa
     finish(procs)
     rows = union_rows(dirs)
     assert {r["url"]: int(r["level"]) for r in rows} == truth(roots)
+
+
+def test_a_late_offer_of_a_page_whose_level_closed_is_refused(redis_server):
+    """A worker fenced in its page's partition but not yet in another (that
+    one excused an outage of its own, say) offers its reclaimed page's links
+    there after the page was done again and its level closed: nothing is
+    queued, or the open level would hold more URLs than its flag says."""
+    from urllist.redisqueue import SharedCrawl, connect, fingerprint
+
+    shared = SharedCrawl(connect(redis_server.url), "late", partitions=2)
+    home, there = named("127.0.0.1:80", 0), named("127.0.0.1:80", 1)
+    assert shared.create({}, [(f"http://{home}/", home, "", "")], delay=0, per_host=1,
+                         max_pages=0, host_cap=0, query_cap=0)
+    epochs = {w: [shared.run("join", w, part=p)[2] for p in (0, 1)] for w in ("slow", "other")}
+
+    def run(w, name, part, *args):
+        return shared.run(name, w, epochs[w][part], *args, part=part)
+
+    def link(path):
+        url = f"http://{there}/{path}"
+        return [fingerprint(url), there, "", "", url]
+
+    (page,) = run("slow", "sync", 0, 1, 1, 0, 0)[1]
+    page_id = int(page.split(b"\t")[0])
+    # slow's deadline passes in partition 0 only: there its page goes back to the queue
+    shared.client.zadd(shared.parts[0].prefix + "workers", {"slow": 0})
+    epochs["other"][0] = shared.run("join", "other", part=0)[2]
+    assert run("other", "sync", 0, 2, 1, 0, 0)[1] == [page]   # done again, by other
+    assert run("other", "offer", 1, page_id, 0, 1, "", 1, *link("a"))[0][0] != []
+    run("other", "sync", 0, 3, 0, 0, 0, page_id, "", "", "", 1, 0)
+    assert shared.advance() == ((1, 2), False)   # level 0 closed: level 1 holds one URL
+
+    assert run("slow", "offer", 1, page_id, 0, 1, "", 1, *link("b")) == [[-1]]
+    levels = shared.parts[1].prefix + "levels"
+    assert shared.client.hget(levels, "q:1") == b"1"
+    assert shared.client.llen(shared.parts[1].prefix + f"q:1:{there}") == 1

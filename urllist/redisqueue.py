@@ -949,14 +949,16 @@ return freed
 # page done again after its lease was reclaimed offers them again: all seen,
 # nothing queued twice. Per page {new, counts, cut, the verdict (-1: no
 # duplicate; a duplicate's links are not queued)}; {-1} for a page whose
-# next level is closed here already (a worker taken for dead, late).
+# level is closed here already: it was done again by another worker, and
+# this one, fenced in the page's own partition but not yet here, is late
+# (its links queued now would grow the open level past its flag).
 _OFFER = _PRELUDE + r"""
 local w, epoch = ARGV[1], ARGV[2]
 if fenced(w, epoch) then return redis.error_reply('FENCED') end
 local out, i = {}, 3
 while i <= #ARGV do
   local level, links = tonumber(ARGV[i + 1]), tonumber(ARGV[i + 4])
-  if level + 1 < open_level() then out[#out + 1] = {-1}
+  if level < open_level() then out[#out + 1] = {-1}
   else
     local original = content_first(ARGV[i + 3], ARGV[i])
     local offered = {{}, {0, 0, 0, 0, 0}, {}}
