@@ -266,3 +266,48 @@ def test_a_late_offer_of_a_page_whose_level_closed_is_refused(redis_server):
     levels = shared.parts[1].prefix + "levels"
     assert shared.client.hget(levels, "q:1") == b"1"
     assert shared.client.llen(shared.parts[1].prefix + f"q:1:{there}") == 1
+
+
+def test_a_level_closing_while_its_last_page_offers_a_link_elsewhere(redis_server):
+    """SharedCrawl.advance reads the partitions one after another. Between
+    its read of partition 0 (done with level 0) and of partition 1, the last
+    page of level 0 (partition 1's) offers a link to partition 0 and is
+    acknowledged: level 0 is closed, and level 1 holds that link (counted
+    after the read of partition 0), so the crawl is not finished."""
+    import redis
+
+    from urllist.redisqueue import SharedCrawl, connect, fingerprint
+
+    class Interleaved(redis.Redis):
+        """A client that runs ``before`` (once) ahead of its first read of a
+        partition's level counts."""
+        before = None
+
+        def hmget(self, name, *args, **kwargs):
+            if self.before and name.endswith("levels"):
+                step, self.before = self.before, None
+                step()
+            return super().hmget(name, *args, **kwargs)
+
+    connect(redis_server.url)
+    clients = [redis.Redis.from_url(redis_server.url), Interleaved.from_url(redis_server.url)]
+    shared = SharedCrawl(clients, "race")
+    hosts = [named("127.0.0.1:80", part) for part in (0, 1)]
+    assert shared.create({}, [(f"http://{h}/", h, "", "") for h in hosts], delay=0, per_host=1,
+                         max_pages=0, host_cap=0, query_cap=0)
+    epochs = [shared.run("join", "w", part=part)[2] for part in (0, 1)]
+
+    def run(name, part, *args):
+        return shared.run(name, "w", epochs[part], *args, part=part)
+
+    ids = [int(run("sync", part, 1, 1, 0, 0)[1][0].split(b"\t")[0]) for part in (0, 1)]
+    run("sync", 0, 2, 0, 0, 0, ids[0], "", "", "", 1, 0)   # partition 0 done with level 0
+    url = f"http://{hosts[0]}/child"
+
+    def last_page():
+        run("offer", 0, ids[1], 0, 1, "", 1, fingerprint(url), hosts[0], "", "", url)
+        run("sync", 1, 2, 0, 0, 0, ids[1], "", "", "1", 1, 0)
+
+    clients[1].before = last_page
+    assert shared.advance() == ((2, 3), False)
+    assert not shared.finished()

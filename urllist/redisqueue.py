@@ -1304,7 +1304,10 @@ class SharedCrawl:
         links were offered before they were acknowledged), and its count
         acknowledged only grows, up to the same number: equal once, equal
         from then on. Once L is closed the same holds for the counts of
-        L+1. Whoever sees it opens L+1 everywhere; told twice, a partition
+        L+1, so they are read after every partition was seen done with L,
+        never in the same pass: until then a page of L acknowledged in a
+        partition read later may offer links to one read earlier.
+        Whoever sees it opens L+1 everywhere; told twice, a partition
         does nothing. A worker that died half-way through telling them is
         put right by the next one: the partitions behind are told the flags
         of the one ahead."""
@@ -1326,17 +1329,19 @@ class SharedCrawl:
         """The open level as the partitions hold it, read one after another
         (advance says why that is enough): the flags of the one ahead,
         whether some are behind, whether every one has done its open level,
-        and their URLs of the level after it."""
+        and (if so) their URLs of the level after it."""
         lengths = [self.call(lambda part=part: part.client.llen(part.prefix + "flags"))
                    for part in self.parts]
         ahead = self.parts[max(range(self.count), key=lengths.__getitem__)]
         flags = [int(m) for m in self.call(lambda: ahead.client.lrange(ahead.prefix + "flags", 0, -1))]
         level, closed, following = len(flags) - 1, True, 0
         for part in self.parts:
-            queued, done, after = self.call(lambda part=part: part.client.hmget(
-                part.prefix + "levels", f"q:{level}", f"d:{level}", f"q:{level + 1}"))
+            queued, done = self.call(lambda part=part: part.client.hmget(
+                part.prefix + "levels", f"q:{level}", f"d:{level}"))
             closed = closed and int(queued or 0) == int(done or 0)
-            following += int(after or 0)
+        if closed:
+            following = sum(int(self.call(lambda part=part: part.client.hget(
+                part.prefix + "levels", f"q:{level + 1}")) or 0) for part in self.parts)
         return {"flags": flags, "behind": min(lengths) < len(flags), "closed": closed,
                 "following": following}
 
