@@ -120,8 +120,8 @@ with one Redis. What crosses partitions, and how:
   ``content`` call first. A page done again after a reclaim finds its own
   id there and is no duplicate of itself.
 - Ids: a partition's own count times P plus p, unique with no shared
-  counter; not dense and not ordered by level any more (the controller
-  needs neither: ids are keys of rows, the journal and the write-ahead, and
+  counter; neither dense nor ordered by level (the controller needs
+  neither: ids are keys of rows, the journal and the write-ahead, and
   level boundaries are the flags).
 - The level barrier: each partition counts per level (q:L, d:L); level L
   closes when every partition has d:L == q:L, checked by a worker whose sync
