@@ -311,3 +311,18 @@ def test_a_level_closing_while_its_last_page_offers_a_link_elsewhere(redis_serve
     clients[1].before = last_page
     assert shared.advance() == ((2, 3), False)
     assert not shared.finished()
+
+
+def test_a_crawl_on_a_cluster_keeps_its_partitions_when_the_masters_change(redis_cluster):
+    """A crawl's partitions on a Redis Cluster are fixed when it is made (two
+    a master then): a worker joining after a master was added (or removed)
+    works over the partitions the crawl has, not over two a master now."""
+    from urllist.redisqueue import SharedCrawl, connect
+
+    made = SharedCrawl(connect(redis_cluster.url), "grown", partitions=4)   # two masters, then
+    assert made.create({}, [("http://127.0.0.1:80/", "127.0.0.1:80", "", "")], delay=0,
+                       per_host=1, max_pages=0, host_cap=0, query_cap=0)
+    joined = shared_over([redis_cluster.url], "grown")
+    assert joined.count == 4
+    joined.check_partitions()
+    assert shared_over([redis_cluster.url], "new").count == 6

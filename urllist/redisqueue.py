@@ -1157,13 +1157,15 @@ def _is_cluster(client: redis.Redis) -> bool:
     return int(client.info("cluster").get("cluster_enabled", 0)) == 1
 
 
-def cluster_partitions(client) -> int:
-    """Partitions of a crawl on a Redis Cluster: two a master, so that the
-    partitions' tags (fixed by the crawl id) land on more than one master
-    but for a rare id."""
+def cluster_partitions(client, crawl_id: str) -> int:
+    """Partitions of a crawl on a Redis Cluster: those it was made with, or
+    for a new crawl two a master, so that the partitions' tags (fixed by the
+    crawl id) land on more than one master but for a rare id. A master added
+    or removed since changes neither: Redis moves the slots, not the tags."""
     if not isinstance(client, redis.RedisCluster):
         return 1
-    return 2 * len(client.get_primaries())
+    made = client.hget(prefix_of(crawl_id, 0) + "cfg", "parts")
+    return int(made) if made else 2 * len(client.get_primaries())
 
 
 def _text(value) -> str:
@@ -1507,7 +1509,8 @@ def shared_over(urls, crawl_id: str) -> SharedCrawl:
     if clusters and len(clients) > 1:
         raise RedisStateError(f"--redis {clusters[0]} is a node of a Redis Cluster: give it "
                               f"alone (the cluster's other nodes are found from it)")
-    return SharedCrawl(clients, crawl_id, cluster_partitions(clients[0]) if clusters else None)
+    parts = cluster_partitions(clients[0], crawl_id) if clusters else None
+    return SharedCrawl(clients, crawl_id, parts)
 
 
 def _server_ms(client: redis.Redis) -> int:
