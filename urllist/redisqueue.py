@@ -103,10 +103,11 @@ B`` the crawl is P = 2 partitions, p on server p; on a Redis Cluster (given
 by one node's URL) P = 2 a master, their tags spread over the masters by
 Redis's own slot hash. A host belongs to partition crc32(host) mod P
 (partition_of; only Python computes it, and passes each script the keys of
-one partition): its queues, ready sets, politeness record, trap counters,
-the seen-set of its URLs and its robots record are all there, so every
-rule on them still runs inside one script of one partition, exactly as
-with one Redis. What crosses partitions, and how:
+one partition): its queues, ready sets, politeness record, trap counters
+and the seen-set of its URLs are all there, so every rule on them still
+runs inside one script of one partition, exactly as with one Redis (its
+robots.txt record, read and written by plain commands, is in its origin's
+partition, crc32(origin) mod P). What crosses partitions, and how:
 - A page's links: offered to their hosts' partitions (``offer``, one call
   a partition for all the pages acknowledged together) BEFORE the page is
   acknowledged in its own (``sync``, with the links of its own partition),
