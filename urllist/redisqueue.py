@@ -2089,11 +2089,13 @@ class RedisFrontier:
         """After a lost reply: give back what Redis holds for us that we never
         heard of, in every partition."""
         self._lost_seen = self._shared.lost_replies
-        self._gate.take_giving_back()   # Redis's count is brought down to ours below
+        # Slots waiting to go back are still ours in Redis: they go back with
+        # a sync, which counts the host's interval from their request's end.
+        held = self._gate.held + Counter(host for host, _ in self._gate.giving_back)
         for part in range(self._parts):
             ids = sorted(i for i in self._held_ids if self._shared.part_of_id(i) == part)
-            slots = [value for host, count in self._gate.held.items()
-                     if count > 0 and self._shared.part_of(host) == part for value in (host, count)]
+            slots = [value for host, count in held.items()
+                     if self._shared.part_of(host) == part for value in (host, count)]
             self._member.run("resync", *ids, "--", *slots, part=part)
 
     # -- the Frontier protocol ------------------------------------------------
