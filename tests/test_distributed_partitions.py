@@ -326,3 +326,22 @@ def test_a_crawl_on_a_cluster_keeps_its_partitions_when_the_masters_change(redis
     assert joined.count == 4
     joined.check_partitions()
     assert shared_over([redis_cluster.url], "new").count == 6
+
+
+def test_a_worker_giving_the_servers_in_another_order_is_refused(tmp_path):
+    """Partition p of a crawl is on its p-th server: a worker whose list puts
+    two of them the other way round would make a partition of its own on
+    the wrong server (ids colliding with partition 0's) instead of joining."""
+    from test_distributed import cli
+
+    with RedisServer(tmp_path / "a") as a, RedisServer(tmp_path / "b") as b, \
+            RedisServer(tmp_path / "c") as c:
+        from controller.shared import create
+        config = CrawlConfig(seeds=("http://127.0.0.1:1/",), out=tmp_path / "w0", max_pages=0)
+        assert create(shared_over([a.url, b.url, c.url], "t"), config)
+        done = cli("worker", *on([a.url, c.url, b.url]), "--crawl-id", "t",
+                   "--out", str(tmp_path / "w"))
+        assert done.returncode == 2, done.stderr
+        assert "partition 1 of crawl t is not on" in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
+        assert not c.client().exists("crawl:{t:1}:epoch") and not (tmp_path / "w").exists()

@@ -1239,12 +1239,19 @@ class SharedCrawl:
 
     def check_partitions(self) -> None:
         """RedisStateError unless the crawl was made over as many partitions
-        as this process has (the same --redis list)."""
+        as this process has, each on the server this process has it on (the
+        same --redis list, in the same order)."""
         made = int(self.call(lambda: self.client.hget(self.prefix + "cfg", "parts")) or 1)
         if made != self.count:
             raise RedisStateError(f"crawl {self.crawl_id} is partitioned over {made} partition(s), "
                                   f"this worker over {self.count}: give the --redis servers the "
                                   f"crawl was made with, in the same order")
+        for number, part in enumerate(self.parts[1:], start=1):
+            found = self.call(lambda part=part: part.client.hget(part.prefix + "cfg", "part"))
+            if found is None or int(found) != number:
+                raise RedisStateError(f"partition {number} of crawl {self.crawl_id} is not on "
+                                      f"{_address(part.client)}: give the --redis servers the "
+                                      f"crawl was made with, in the same order")
 
     def call(self, command):
         """``command()``, tried again while Redis is away (see ``run``)."""
