@@ -345,3 +345,21 @@ def test_a_worker_giving_the_servers_in_another_order_is_refused(tmp_path):
         assert "partition 1 of crawl t is not on" in done.stderr
         assert len(done.stderr.strip().splitlines()) == 1
         assert not c.client().exists("crawl:{t:1}:epoch") and not (tmp_path / "w").exists()
+
+
+def test_level_0_opens_if_the_crawls_maker_died_before_opening_it(redis_server):
+    """With several partitions the maker opens level 0 once every partition
+    has its seeds (partition 0, the crawl's mark, made last). Dead in
+    between, it leaves a crawl no worker could finish: the next advance
+    opens level 0 with every partition's seeds."""
+    from urllist.redisqueue import SharedCrawl, connect, fingerprint
+
+    shared = SharedCrawl(connect(redis_server.url), "half", partitions=2)
+    hosts = [named("127.0.0.1:80", part) for part in (0, 1)]
+    for part in (1, 0):   # as SharedCrawl.create makes them, without the open that follows
+        url = f"http://{hosts[part]}/"
+        shared.run("create", "{}", 0, 1, 0, 60_000, 0, 0, 0, 2, part,
+                   fingerprint(url), hosts[part], "", "", url, part=part)
+    assert shared.advance() == ((2,), False)
+    assert [shared.client.lrange(part.prefix + "flags", 0, -1) for part in shared.parts] == \
+        [[b"2"], [b"2"]]

@@ -1324,7 +1324,7 @@ class SharedCrawl:
         levels = self._levels()
         flags, level = levels["flags"], len(levels["flags"]) - 1
         if level < 0:
-            return (), False
+            return self._open_seeds()
         if levels["behind"]:
             self._open(flags)
         if not levels["closed"]:
@@ -1334,6 +1334,17 @@ class SharedCrawl:
         flags.append(flags[-1] + levels["following"])
         self._open(flags)
         return tuple(flags), False
+
+    def _open_seeds(self) -> tuple[tuple[int, ...], bool]:
+        """Level 0 opened with every partition's seeds, if the crawl's maker
+        died between making the partitions and opening it (partition 0,
+        made last, exists: so do the others, seeds and all)."""
+        if not self.exists():
+            return (), False
+        seeds = sum(int(self.call(lambda part=part: part.client.hget(part.prefix + "levels", "q:0"))
+                        or 0) for part in self.parts)
+        self._open([seeds])
+        return (seeds,), False
 
     def _levels(self) -> dict:
         """The open level as the partitions hold it, read one after another
