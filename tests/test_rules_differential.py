@@ -10,9 +10,9 @@ answer, so the two implementations cannot drift apart unseen.
 The rules: a host's readiness (getpage.politeness.slot_ready_at / Lua
 ready_at), its raised interval and hold-off (PolitenessGate.raise_interval,
 hold_off / the gate script's 'raise', 'hold_off'), the trap limits
-(urlfilter.TrapGuard.admit / trap_admit, on links and on seeds), level closing (urllist.levels.Levels / close_levels,
-and SharedCrawl.advance over several partitions),
-when a shared crawl is finished (SharedCrawl.finished / summary), the
+(urlfilter.TrapGuard.admit / trap_admit, on links and on seeds), level
+closing (urllist.levels.Levels / close_levels, and SharedCrawl.advance over
+several partitions), when a shared crawl is finished (SharedCrawl.finished / summary), the
 exact-content verdict (textfilter.ContentSeen / content_first) and the URL
 fingerprint's seen-set layout (redisqueue.fingerprint / seen_key).
 """
