@@ -471,8 +471,19 @@ def redis_servers(urls: tuple[str, ...]) -> tuple[str, ...] | None:
     (it would hold two partitions' keys under one name)."""
     twice = sorted({url for url in urls if urls.count(url) > 1})
     if twice:
-        raise click.UsageError(f"--redis {twice[0]} given twice: give each Redis server once")
+        shown = _redisqueue().shown_url(twice[0])
+        raise click.UsageError(f"--redis {shown} given twice: give each Redis server once")
     return tuple(urls) or None
+
+
+def _redisqueue():
+    """urllist.redisqueue, or a usage error saying what to install."""
+    try:
+        from urllist import redisqueue
+    except ImportError:
+        raise click.UsageError("a shared crawl needs redis-py: pip install -e '.[redis]' "
+                               "(or: pip install redis hiredis)") from None
+    return redisqueue
 
 
 def _refuse_unused(ctx, options: dict, from_file: set) -> None:
@@ -548,14 +559,10 @@ def _shared_crawl(redis_url: tuple[str, ...], crawl_id: str):
     if "{" in crawl_id or "}" in crawl_id:
         # The id is the keys' hash tag, crawl:{ID}:, which must end at its first "}".
         raise click.UsageError(f"--crawl-id {crawl_id}: a crawl's name cannot contain {{ or }}")
-    try:
-        from urllist.redisqueue import RedisStateError
-    except ImportError:
-        raise click.UsageError("a shared crawl needs redis-py: pip install -e '.[redis]' "
-                               "(or: pip install redis hiredis)") from None
+    errors = _redisqueue().RedisStateError
     try:
         return shared_crawl(redis_url, crawl_id)
-    except RedisStateError as exc:
+    except errors as exc:
         raise click.UsageError(str(exc)) from None
 
 

@@ -27,6 +27,22 @@ import pytest
 from demosite import DemoServer, DemoSite
 from demosite.server import serve as _serve
 
+# The README's test command runs two processes, each taking a whole file at a
+# time in collection order (pytest -n 2 --dist loadfile). The longest files
+# (measured: tests' own durations under -n 2) go first, so the two processes
+# end together rather than one running a long file alone at the end.
+LONGEST_FIRST = (
+    "test_order_resume.py", "test_resume.py", "test_orders.py", "test_distributed.py",
+    "test_distributed_partitions.py", "test_shared_settings.py", "test_recrawl.py",
+    "test_proxy_crawl.py", "test_content_crawl.py", "test_stops.py",
+    "test_experiments_no_matplotlib.py", "test_cli.py", "test_pipes.py", "test_end_to_end.py",
+)
+
+
+def pytest_collection_modifyitems(items):
+    rank = {name: place for place, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))   # stable: a file stays whole
+
 
 @pytest.fixture(scope="session")
 def demo_site() -> DemoSite:

@@ -16,6 +16,8 @@ import redis
 
 from controller.config import CrawlConfig
 from controller.engine import Crawl
+from controller.resume import STATE_DIR
+from controller.shared import WORKER_ID_FILE
 from crawldir import rows_of
 from manyhosts import SERVER_SIDE, SITES, many_hosts, truth
 from redisserver import RedisServer, wait_created
@@ -206,29 +208,34 @@ def test_a_killed_worker_loses_nothing_and_only_what_it_held_is_fetched_again(
         clean_logs, tmp_path, redis_server):
     client = redis.Redis.from_url(redis_server.url)
 
-    def committed(dirs):   # pages the victim committed: rows written, or still kept by Redis
+    def committed(dirs, victim):   # pages the victim committed: rows written, or kept by Redis
         index = dirs[1] / "index.csv"
         written = index.read_bytes().count(b"\n") - 1 if index.exists() else 0
-        return max(written, client.hlen("crawl:{t}:rows:victim")) >= 3
+        return max(written, client.hlen(f"crawl:{{t}}:rows:{victim}")) >= 3
 
     held, twice = killed_and_rejoined(clean_logs, tmp_path, redis_server.url, "0.2", committed)
     print(f"held at the kill: {len(held)}, fetched again: {len(twice)}")
 
 
 def killed_and_rejoined(clean_logs, tmp_path, redis_url, delay, ready):
-    """Three workers; "victim" killed -9 once ready(dirs), then run again:
-    the crawl is the one machine's, and only what the victim held (at the
-    kill, by Redis) is requested twice. (URLs held, paths requested twice.)"""
+    """Three workers; the victim killed -9 once ready(dirs, its worker id),
+    then run again: the crawl is the one machine's, and only what the victim
+    held (at the kill, by Redis) is requested twice. (URLs held, paths
+    requested twice.) The victim is the worker that makes the crawl, so it
+    works from the start however slowly the others start: the crawl cannot
+    end before it is ready, since what it holds keeps the crawl open."""
     roots, logs = clean_logs
     dirs = [tmp_path / f"w{k}" for k in range(3)]
-    procs = [start(first_worker(roots, redis_url, dirs[0], "--delay", delay), tmp_path)]
-    wait_created(redis_url, procs)
-    victim = start(worker(redis_url, dirs[1], "--worker-id", "victim"), tmp_path)
-    procs += [start(worker(redis_url, dirs[2]), tmp_path)]
-    wait_for(lambda: ready(dirs), procs + [victim])
+    victim = start(first_worker(roots, redis_url, dirs[1], "--delay", delay), tmp_path)
+    wait_created(redis_url, [victim])
+    id_file = dirs[1] / STATE_DIR / WORKER_ID_FILE
+    wait_for(id_file.exists, [victim])
+    victim_id = id_file.read_text(encoding="utf-8").strip()
+    procs = [start(worker(redis_url, dirs[k]), tmp_path) for k in (0, 2)]
+    wait_for(lambda: ready(dirs, victim_id), procs + [victim])
     kill_9(victim)
-    held = held_urls(redis_url, "victim")   # what Redis says it held when it died
-    again = start(worker(redis_url, dirs[1], "--worker-id", "victim"), tmp_path)
+    held = held_urls(redis_url, victim_id)   # what Redis says it held when it died
+    again = start(worker(redis_url, dirs[1]), tmp_path)   # its id is in its --out
     finish(procs + [again])
     rows = union_rows(dirs)
     assert {r["url"]: int(r["level"]) for r in rows} == truth(roots)
@@ -250,10 +257,10 @@ def test_a_worker_killed_holding_pages_fetched_ahead_loses_nothing(clean_logs, t
                                                                     redis_server):
     roots, logs = clean_logs
 
-    def fetched_and_held(dirs):   # a page of the next level the victim fetched and holds
+    def fetched_and_held(dirs, victim):   # a page of the next level the victim fetched and holds
         requested = set(page_requests(logs))
         return any(site_and_path(roots, url) in requested
-                   for url in held_ahead(redis_server.url, "victim"))
+                   for url in held_ahead(redis_server.url, victim))
 
     killed_and_rejoined(clean_logs, tmp_path, redis_server.url, "0.3", fetched_and_held)
 

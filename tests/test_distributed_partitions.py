@@ -359,3 +359,136 @@ def test_a_redis_cluster_master_killed_and_restarted_loses_nothing(hosts, tmp_pa
     finish(procs)
     rows = union_rows(dirs)
     assert {r["url"]: int(r["level"]) for r in rows} == truth(roots)
+
+
+def test_a_late_offer_of_a_page_whose_level_closed_is_refused(redis_server):
+    """A worker fenced in its page's partition but not yet in another (that
+    one excused an outage of its own, say) offers its reclaimed page's links
+    there after the page was done again and its level closed: nothing is
+    queued, or the open level would hold more URLs than its flag says."""
+    from urllist.redisqueue import SharedCrawl, connect, fingerprint
+
+    shared = SharedCrawl(connect(redis_server.url), "late", partitions=2)
+    home, there = named("127.0.0.1:80", 0), named("127.0.0.1:80", 1)
+    assert shared.create({}, [(f"http://{home}/", home, "", "")], delay=0, per_host=1,
+                         max_pages=0, host_cap=0, query_cap=0)
+    epochs = {w: [shared.run("join", w, part=p)[2] for p in (0, 1)] for w in ("slow", "other")}
+
+    def run(w, name, part, *args):
+        return shared.run(name, w, epochs[w][part], *args, part=part)
+
+    def link(path):
+        url = f"http://{there}/{path}"
+        return [fingerprint(url), there, "", "", url]
+
+    (page,) = run("slow", "sync", 0, 1, 1, 0, 0)[1]
+    page_id = int(page.split(b"\t")[0])
+    # slow's deadline passes in partition 0 only: there its page goes back to the queue
+    shared.client.zadd(shared.parts[0].prefix + "workers", {"slow": 0})
+    epochs["other"][0] = shared.run("join", "other", part=0)[2]
+    assert run("other", "sync", 0, 2, 1, 0, 0)[1] == [page]   # done again, by other
+    assert run("other", "offer", 1, page_id, 0, 1, "", 1, *link("a"))[0][0] != []
+    run("other", "sync", 0, 3, 0, 0, 0, page_id, "", "", "", 1, 0)
+    assert shared.advance() == ((1, 2), False)   # level 0 closed: level 1 holds one URL
+
+    assert run("slow", "offer", 1, page_id, 0, 1, "", 1, *link("b")) == [[-1]]
+    levels = shared.parts[1].prefix + "levels"
+    assert shared.client.hget(levels, "q:1") == b"1"
+    assert shared.client.llen(shared.parts[1].prefix + f"q:1:{there}") == 1
+
+
+def test_a_level_closing_while_its_last_page_offers_a_link_elsewhere(redis_server):
+    """SharedCrawl.advance reads the partitions one after another. Between
+    its read of partition 0 (done with level 0) and of partition 1, the last
+    page of level 0 (partition 1's) offers a link to partition 0 and is
+    acknowledged: level 0 is closed, and level 1 holds that link (counted
+    after the read of partition 0), so the crawl is not finished."""
+    import redis
+
+    from urllist.redisqueue import SharedCrawl, connect, fingerprint
+
+    class Interleaved(redis.Redis):
+        """A client that runs ``before`` (once) ahead of its first read of a
+        partition's level counts."""
+        before = None
+
+        def hmget(self, name, *args, **kwargs):
+            if self.before and name.endswith("levels"):
+                step, self.before = self.before, None
+                step()
+            return super().hmget(name, *args, **kwargs)
+
+    connect(redis_server.url)
+    clients = [redis.Redis.from_url(redis_server.url), Interleaved.from_url(redis_server.url)]
+    shared = SharedCrawl(clients, "race")
+    hosts = [named("127.0.0.1:80", part) for part in (0, 1)]
+    assert shared.create({}, [(f"http://{h}/", h, "", "") for h in hosts], delay=0, per_host=1,
+                         max_pages=0, host_cap=0, query_cap=0)
+    epochs = [shared.run("join", "w", part=part)[2] for part in (0, 1)]
+
+    def run(name, part, *args):
+        return shared.run(name, "w", epochs[part], *args, part=part)
+
+    ids = [int(run("sync", part, 1, 1, 0, 0)[1][0].split(b"\t")[0]) for part in (0, 1)]
+    run("sync", 0, 2, 0, 0, 0, ids[0], "", "", "", 1, 0)   # partition 0 done with level 0
+    url = f"http://{hosts[0]}/child"
+
+    def last_page():
+        run("offer", 0, ids[1], 0, 1, "", 1, fingerprint(url), hosts[0], "", "", url)
+        run("sync", 1, 2, 0, 0, 0, ids[1], "", "", "1", 1, 0)
+
+    clients[1].before = last_page
+    assert shared.advance() == ((2, 3), False)
+    assert not shared.finished()
+
+
+def test_a_crawl_on_a_cluster_keeps_its_partitions_when_the_masters_change(redis_cluster):
+    """A crawl's partitions on a Redis Cluster are fixed when it is made (two
+    a master then): a worker joining after a master was added (or removed)
+    works over the partitions the crawl has, not over two a master now."""
+    from urllist.redisqueue import SharedCrawl, connect
+
+    made = SharedCrawl(connect(redis_cluster.url), "grown", partitions=4)   # two masters, then
+    assert made.create({}, [("http://127.0.0.1:80/", "127.0.0.1:80", "", "")], delay=0,
+                       per_host=1, max_pages=0, host_cap=0, query_cap=0)
+    joined = shared_over([redis_cluster.url], "grown")
+    assert joined.count == 4
+    joined.check_partitions()
+    assert shared_over([redis_cluster.url], "new").count == 6
+
+
+def test_a_worker_giving_the_servers_in_another_order_is_refused(tmp_path):
+    """Partition p of a crawl is on its p-th server: a worker whose list puts
+    two of them the other way round would make a partition of its own on
+    the wrong server (ids colliding with partition 0's) instead of joining."""
+    from test_distributed import cli
+
+    with RedisServer(tmp_path / "a") as a, RedisServer(tmp_path / "b") as b, \
+            RedisServer(tmp_path / "c") as c:
+        from controller.shared import create
+        config = CrawlConfig(seeds=("http://127.0.0.1:1/",), out=tmp_path / "w0", max_pages=0)
+        assert create(shared_over([a.url, b.url, c.url], "t"), config)
+        done = cli("worker", *on([a.url, c.url, b.url]), "--crawl-id", "t",
+                   "--out", str(tmp_path / "w"))
+        assert done.returncode == 2, done.stderr
+        assert "partition 1 of crawl t is not on" in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
+        assert not c.client().exists("crawl:{t:1}:epoch") and not (tmp_path / "w").exists()
+
+
+def test_level_0_opens_if_the_crawls_maker_died_before_opening_it(redis_server):
+    """With several partitions the maker opens level 0 once every partition
+    has its seeds (partition 0, the crawl's mark, made last). Dead in
+    between, it leaves a crawl no worker could finish: the next advance
+    opens level 0 with every partition's seeds."""
+    from urllist.redisqueue import SharedCrawl, connect, fingerprint
+
+    shared = SharedCrawl(connect(redis_server.url), "half", partitions=2)
+    hosts = [named("127.0.0.1:80", part) for part in (0, 1)]
+    for part in (1, 0):   # as SharedCrawl.create makes them, without the open that follows
+        url = f"http://{hosts[part]}/"
+        shared.run("create", "{}", 0, 1, 0, 60_000, 0, 0, 0, 2, part,
+                   fingerprint(url), hosts[part], "", "", url, part=part)
+    assert shared.advance() == ((2,), False)
+    assert [shared.client.lrange(part.prefix + "flags", 0, -1) for part in shared.parts] == \
+        [[b"2"], [b"2"]]

@@ -281,3 +281,32 @@ def test_a_slot_given_back_late_counts_the_hosts_interval_from_its_request_end(r
     last = int(shared.client.hget(shared.prefix + f"h:{A}", "last"))
     # from the request's end (plus the call's transit), not from the give-back
     assert now_ms - 2000 < last <= now_ms - 390
+
+
+def test_a_slot_waiting_to_go_back_when_a_reply_is_lost_counts_the_hosts_interval(redis_server):
+    """Redis goes away while a page's slot waits to go back with its
+    acknowledgement; the tick that finds it gone is tried again (a lost
+    reply), so the next sync first puts right what Redis holds for the
+    worker (resync). The waiting slot still goes back from its request's
+    end: the host's next URL waits out the delay."""
+    import threading
+
+    shared = crawl_of(redis_server, seeds=((A, "/1"), (A, "/2")), delay=5.0)
+    gate, frontier = joined(shared, "w", delay=5.0)
+    (item,) = frontier.pop(2, gate.clock())
+    gate.release(A)   # its request ended: the slot waits for the page's acknowledgement
+    redis_server.kill()
+    ticking = threading.Thread(target=frontier.tick)
+    ticking.start()
+    deadline = time.monotonic() + 30
+    while shared.lost_replies == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)   # until the tick has found Redis gone
+    redis_server.start()
+    ticking.join()
+    assert shared.lost_replies > 0
+    assert frontier.commit(item, "", [], True, {}).accepted
+    assert frontier.pop(2, gate.clock()) == []   # /2 waits for the delay after /1's end
+    assert fl(shared, A) == 0
+    last = shared.client.hget(shared.prefix + f"h:{A}", "last")
+    seconds, micro = shared.client.time()
+    assert last is not None and int(last) > seconds * 1000 + micro // 1000 - 5000

@@ -8,12 +8,17 @@ with the keys it reads set up from the case. Both must give the table's
 answer, so the two implementations cannot drift apart unseen.
 
 The rules: a host's readiness (getpage.politeness.slot_ready_at / Lua
-ready_at), the trap limits (urlfilter.TrapGuard.admit / trap_admit, on
-links and on seeds), level closing (urllist.levels.Levels / close_levels,
-and SharedCrawl.advance over several partitions),
-when a shared crawl is finished (SharedCrawl.finished / summary), the
-exact-content verdict (textfilter.ContentSeen / content_first) and the URL
-fingerprint's seen-set layout (redisqueue.fingerprint / seen_key).
+ready_at), its raised interval, hold-off and request sent
+(PolitenessGate.raise_interval, hold_off, started / the gate script's
+'raise', 'hold_off', 'started'), the trap limits
+(urlfilter.TrapGuard.admit / trap_admit, on links and on seeds), level
+closing (urllist.levels.Levels / close_levels, and SharedCrawl.advance over
+several partitions), when a shared crawl is finished
+(SharedCrawl.finished / summary), the exact-content verdict
+(textfilter.ContentSeen / content_first) and the URL fingerprint's seen-set
+layout (redisqueue.fingerprint / seen_key). The host -> partition hash is
+Python's alone (partition_of): its table pins it, as every worker must
+compute it alike for the crawl's life.
 """
 from __future__ import annotations
 
@@ -26,12 +31,13 @@ from controller.config import CrawlConfig
 from controller.shared import create
 from controller.wiring import trap_guard
 from getpage import host_key
-from getpage.politeness import slot_ready_at
+from getpage.politeness import PolitenessGate, slot_ready_at
 from textfilter.duplicates import ContentSeen, exact_key
 from textfilter.fingerprint import text_md5
 from urlfilter.traps import TrapGuard
 from urllist.levels import Levels
-from urllist.redisqueue import _PRELUDE, SharedCrawl, Summary, connect, fingerprint
+from urllist.redisqueue import (_GATE, _PRELUDE, SharedCrawl, Summary, connect, fingerprint,
+                                partition_of)
 
 PREFIX = "crawl:{rules}:"
 LUA_INF = 1e15   # the prelude's INF: "not until a slot is given back"
@@ -99,6 +105,52 @@ def test_host_readiness(client, case):
     client.hset(PREFIX + "h:H", mapping={k: v for k, v in fields.items() if v is not None})
     ready = float(lua(client, "return tostring(ready_at(ARGV[1]))", "H"))
     assert (math.inf if ready >= LUA_INF else max(ready - now, 0)) == wait
+
+
+# -- a host's raised interval, hold-off and request sent -------------------------
+# A server's answer (a Retry-After, a slow response) raises a host's interval
+# or holds it off, and a request sent late counts from its send:
+# getpage.PolitenessGate.raise_interval / hold_off / started, and the gate
+# script's 'raise' / 'hold_off' / 'started'. The host's last request ended
+# at 1000 ms; (delay, [(ms, op, seconds)], asked at ms) -> ms to wait.
+ANSWERS = {
+    "a raised interval": (500, [(1100, "raise", 2.0)], 1500, 1500),
+    "raised, never lowered": (500, [(1100, "raise", 2.0), (1200, "raise", 1.0)], 1500, 1500),
+    "the delay is the floor": (500, [(1100, "raise", 0.2)], 1200, 300),
+    "a hold-off": (500, [(1200, "hold_off", 3.0)], 1500, 2700),
+    "the longer hold-off wins": (500, [(1200, "hold_off", 3.0), (2000, "hold_off", 1.0)], 2500,
+                                 1700),
+    "a later hold-off ends later": (500, [(1200, "hold_off", 1.0), (2000, "hold_off", 1.0)],
+                                    2500, 500),
+    "a hold-off within the interval": (500, [(1100, "hold_off", 0.1)], 1100, 400),
+    "both": (500, [(1100, "raise", 1.0), (1200, "hold_off", 0.5)], 1300, 700),
+    "a request sent late": (500, [(1300, "started", 0)], 1400, 400),
+    "a send never moves the last request back": (500, [(900, "started", 0)], 1200, 300),
+}
+GATE_OPS = {"raise": PolitenessGate.raise_interval, "hold_off": PolitenessGate.hold_off,
+            "started": lambda gate, host, _: gate.started(host)}
+
+
+@pytest.mark.parametrize("case", ANSWERS.values(), ids=ANSWERS.keys())
+def test_raised_interval_hold_off_and_request_sent(client, case):
+    delay, steps, asked, wait = case
+    clock = [1.0]
+    gate = PolitenessGate(delay / 1000, 1, clock=lambda: clock[0])
+    assert gate.try_start("H")
+    gate.release("H")
+    for at, op, seconds in steps:
+        clock[0] = at / 1000
+        GATE_OPS[op](gate, "H", seconds)
+    assert round(max(gate.ready_at("H") - asked / 1000, 0) * 1000) == wait
+
+    set_cfg(client, delay=delay, per_host=1)
+    client.hset(PREFIX + "h:H", "last", 1000)
+    # the gate script itself, Redis's TIME replaced by the step's
+    gate_at = _PRELUDE + "now = tonumber(ARGV[7])\n" + _GATE[len(_PRELUDE):]
+    for seq, (at, op, seconds) in enumerate(steps):
+        client.eval(gate_at, 1, PREFIX, op, "w", "0", seq, "H", round(seconds * 1000), at)
+    ready = float(lua(client, "return tostring(ready_at(ARGV[1]))", "H"))
+    assert max(ready - asked, 0) == wait
 
 
 # -- the trap limits -----------------------------------------------------------
@@ -311,3 +363,21 @@ def test_url_fingerprint(client, case):
     assert lua(client, "return {seen_add(ARGV[1]), seen_add(ARGV[1])}", fingerprint(url)) == [1, 0]
     assert client.smembers(f"{PREFIX}seen:{bucket}") == {member.encode()}
     assert client.object("encoding", f"{PREFIX}seen:{bucket}") == b"intset"
+
+
+# -- the host -> partition hash ---------------------------------------------------
+# Computed by Python alone (each script is given one partition's keys), by
+# every worker alike, and fixed: a crawl's partitions outlive the workers
+# that filled them. host -> its partition among 1, 2, 3 and 6.
+PARTITIONS = {
+    "a loopback host": ("127.0.0.1:80", [0, 0, 2, 2]),
+    "a name": ("a.test:80", [0, 1, 0, 3]),
+    "another name": ("c.test:80", [0, 1, 2, 5]),
+    "an IDN, as its host key has it": ("xn--x-9ea.test:443", [0, 1, 1, 1]),
+}
+
+
+@pytest.mark.parametrize("case", PARTITIONS.values(), ids=PARTITIONS.keys())
+def test_host_partition(case):
+    host, parts = case
+    assert [partition_of(host, count) for count in (1, 2, 3, 6)] == parts

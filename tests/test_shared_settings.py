@@ -104,6 +104,14 @@ def test_one_redis_given_twice_is_refused(tmp_path, redis_server, command):
     assert redis_server.client().dbsize() == 0 and not (tmp_path / "w").exists()
 
 
+def test_one_redis_given_twice_is_named_without_its_password(tmp_path):
+    url = "redis://:s3cret@127.0.0.1:1/0"
+    done = cli("crawl", "http://127.0.0.1:1/", "--redis", url, "--redis", url,
+               "--out", str(tmp_path / "w"))
+    one_line_usage_error(done, "--redis redis://:PASSWORD@127.0.0.1:1/0 given twice")
+    assert "s3cret" not in done.stderr
+
+
 def test_a_crawl_id_with_a_brace_is_refused(tmp_path):
     done = cli("crawl", "http://127.0.0.1:1/", "--redis", UNREACHABLE, "--crawl-id", "a}:b",
                "--out", str(tmp_path / "w"))

@@ -106,10 +106,11 @@ B`` the crawl is P = 2 partitions, p on server p; on a Redis Cluster (given
 by one node's URL) P = 2 a master, their tags spread over the masters by
 Redis's own slot hash. A host belongs to partition crc32(host) mod P
 (partition_of; only Python computes it, and passes each script the keys of
-one partition): its queues, ready sets, politeness record, trap counters,
-the seen-set of its URLs and its robots record are all there, so every
-rule on them still runs inside one script of one partition, exactly as
-with one Redis. What crosses partitions, and how:
+one partition): its queues, ready sets, politeness record, trap counters
+and the seen-set of its URLs are all there, so every rule on them still
+runs inside one script of one partition, exactly as with one Redis (its
+robots.txt record, read and written by plain commands, is in its origin's
+partition, crc32(origin) mod P). What crosses partitions, and how:
 - A page's links: offered to their hosts' partitions (``offer``, one call
   a partition for all the pages acknowledged together) BEFORE the page is
   acknowledged in its own (``sync``, with the links of its own partition),
@@ -123,8 +124,8 @@ with one Redis. What crosses partitions, and how:
   ``content`` call first. A page done again after a reclaim finds its own
   id there and is no duplicate of itself.
 - Ids: a partition's own count times P plus p, unique with no shared
-  counter; not dense and not ordered by level any more (the controller
-  needs neither: ids are keys of rows, the journal and the write-ahead, and
+  counter; neither dense nor ordered by level (the controller needs
+  neither: ids are keys of rows, the journal and the write-ahead, and
   level boundaries are the flags).
 - The level barrier: each partition counts per level (q:L, d:L); level L
   closes when every partition has d:L == q:L, checked by a worker whose sync
@@ -984,14 +985,16 @@ return freed
 # page done again after its lease was reclaimed offers them again: all seen,
 # nothing queued twice. Per page {new, counts, cut, the verdict (-1: no
 # duplicate; a duplicate's links are not queued)}; {-1} for a page whose
-# next level is closed here already (a worker taken for dead, late).
+# level is closed here already: it was done again by another worker, and
+# this one, fenced in the page's own partition but not yet here, is late
+# (its links queued now would grow the open level past its flag).
 _OFFER = _PRELUDE + r"""
 local w, epoch = ARGV[1], ARGV[2]
 if fenced(w, epoch) then return redis.error_reply('FENCED') end
 local out, i = {}, 3
 while i <= #ARGV do
   local level, links = tonumber(ARGV[i + 1]), tonumber(ARGV[i + 4])
-  if level + 1 < open_level() then out[#out + 1] = {-1}
+  if level < open_level() then out[#out + 1] = {-1}
   else
     local original = content_first(ARGV[i + 3], ARGV[i])
     local offered = {{}, {0, 0, 0, 0, 0}, {}}
@@ -1251,13 +1254,15 @@ def _is_cluster(client: redis.Redis) -> bool:
     return int(client.info("cluster").get("cluster_enabled", 0)) == 1
 
 
-def cluster_partitions(client) -> int:
-    """Partitions of a crawl on a Redis Cluster: two a master, so that the
-    partitions' tags (fixed by the crawl id) land on more than one master
-    but for a rare id."""
+def cluster_partitions(client, crawl_id: str) -> int:
+    """Partitions of a crawl on a Redis Cluster: those it was made with, or
+    for a new crawl two a master, so that the partitions' tags (fixed by the
+    crawl id) land on more than one master but for a rare id. A master added
+    or removed since changes neither: Redis moves the slots, not the tags."""
     if not isinstance(client, redis.RedisCluster):
         return 1
-    return 2 * len(client.get_primaries())
+    made = client.hget(prefix_of(crawl_id, 0) + "cfg", "parts")
+    return int(made) if made else 2 * len(client.get_primaries())
 
 
 def _text(value) -> str:
@@ -1332,12 +1337,19 @@ class SharedCrawl:
 
     def check_partitions(self) -> None:
         """RedisStateError unless the crawl was made over as many partitions
-        as this process has (the same --redis list)."""
+        as this process has, each on the server this process has it on (the
+        same --redis list, in the same order)."""
         made = int(self.call(lambda: self.client.hget(self.prefix + "cfg", "parts")) or 1)
         if made != self.count:
             raise RedisStateError(f"crawl {self.crawl_id} is partitioned over {made} partition(s), "
                                   f"this worker over {self.count}: give the --redis servers the "
                                   f"crawl was made with, in the same order")
+        for number, part in enumerate(self.parts[1:], start=1):
+            found = self.call(lambda part=part: part.client.hget(part.prefix + "cfg", "part"))
+            if found is None or int(found) != number:
+                raise RedisStateError(f"partition {number} of crawl {self.crawl_id} is not on "
+                                      f"{_address(part.client)}: give the --redis servers the "
+                                      f"crawl was made with, in the same order")
 
     def call(self, command):
         """``command()``, tried again while Redis is away (see ``run``)."""
@@ -1430,14 +1442,17 @@ class SharedCrawl:
         links were offered before they were acknowledged), and its count
         acknowledged only grows, up to the same number: equal once, equal
         from then on. Once L is closed the same holds for the counts of
-        L+1. Whoever sees it opens L+1 everywhere; told twice, a partition
+        L+1, so they are read after every partition was seen done with L,
+        never in the same pass: until then a page of L acknowledged in a
+        partition read later may offer links to one read earlier.
+        Whoever sees it opens L+1 everywhere; told twice, a partition
         does nothing. A worker that died half-way through telling them is
         put right by the next one: the partitions behind are told the flags
         of the one ahead."""
         levels = self._levels()
         flags, level = levels["flags"], len(levels["flags"]) - 1
         if level < 0:
-            return (), False
+            return self._open_seeds()
         if self.budget_spent():
             return tuple(flags), True
         if levels["behind"]:
@@ -1450,21 +1465,34 @@ class SharedCrawl:
         self._open(flags)
         return tuple(flags), False
 
+    def _open_seeds(self) -> tuple[tuple[int, ...], bool]:
+        """Level 0 opened with every partition's seeds, if the crawl's maker
+        died between making the partitions and opening it (partition 0,
+        made last, exists: so do the others, seeds and all)."""
+        if not self.exists():
+            return (), False
+        seeds = sum(int(self.call(lambda part=part: part.client.hget(part.prefix + "levels", "q:0"))
+                        or 0) for part in self.parts)
+        self._open([seeds])
+        return (seeds,), False
+
     def _levels(self) -> dict:
         """The open level as the partitions hold it, read one after another
         (advance says why that is enough): the flags of the one ahead,
         whether some are behind, whether every one has done its open level,
-        and their URLs of the level after it."""
+        and (if so) their URLs of the level after it."""
         lengths = [self.call(lambda part=part: part.client.llen(part.prefix + "flags"))
                    for part in self.parts]
         ahead = self.parts[max(range(self.count), key=lengths.__getitem__)]
         flags = [int(m) for m in self.call(lambda: ahead.client.lrange(ahead.prefix + "flags", 0, -1))]
         level, closed, following = len(flags) - 1, True, 0
         for part in self.parts:
-            queued, done, after = self.call(lambda part=part: part.client.hmget(
-                part.prefix + "levels", f"q:{level}", f"d:{level}", f"q:{level + 1}"))
+            queued, done = self.call(lambda part=part: part.client.hmget(
+                part.prefix + "levels", f"q:{level}", f"d:{level}"))
             closed = closed and int(queued or 0) == int(done or 0)
-            following += int(after or 0)
+        if closed:
+            following = sum(int(self.call(lambda part=part: part.client.hget(
+                part.prefix + "levels", f"q:{level + 1}")) or 0) for part in self.parts)
         return {"flags": flags, "behind": min(lengths) < len(flags), "closed": closed,
                 "following": following}
 
@@ -1631,7 +1659,8 @@ def shared_over(urls, crawl_id: str) -> SharedCrawl:
     if clusters and len(clients) > 1:
         raise RedisStateError(f"--redis {clusters[0]} is a node of a Redis Cluster: give it "
                               f"alone (the cluster's other nodes are found from it)")
-    return SharedCrawl(clients, crawl_id, cluster_partitions(clients[0]) if clusters else None)
+    parts = cluster_partitions(clients[0], crawl_id) if clusters else None
+    return SharedCrawl(clients, crawl_id, parts)
 
 
 def _server_ms(client: redis.Redis) -> int:
@@ -2211,11 +2240,13 @@ class RedisFrontier:
         """After a lost reply: give back what Redis holds for us that we never
         heard of, in every partition."""
         self._lost_seen = self._shared.lost_replies
-        self._gate.take_giving_back()   # Redis's count is brought down to ours below
+        # Slots waiting to go back are still ours in Redis: they go back with
+        # a sync, which counts the host's interval from their request's end.
+        held = self._gate.held + Counter(host for host, _ in self._gate.giving_back)
         for part in range(self._parts):
             ids = sorted(i for i in self._held_ids if self._shared.part_of_id(i) == part)
-            slots = [value for host, count in self._gate.held.items()
-                     if count > 0 and self._shared.part_of(host) == part for value in (host, count)]
+            slots = [value for host, count in held.items()
+                     if self._shared.part_of(host) == part for value in (host, count)]
             self._member.run("resync", *ids, "--", *slots, part=part)
 
     # -- the Frontier protocol ------------------------------------------------
