@@ -492,3 +492,29 @@ def test_level_0_opens_if_the_crawls_maker_died_before_opening_it(redis_server):
     assert shared.advance() == ((2,), False)
     assert [shared.client.lrange(part.prefix + "flags", 0, -1) for part in shared.parts] == \
         [[b"2"], [b"2"]]
+
+
+def test_a_worker_fenced_in_one_partition_still_gives_back_what_it_holds_in_the_others(
+        redis_server):
+    """A worker leaving that was taken for dead in one partition (its URLs
+    there went to others) is told so, and still gives back at once what it
+    holds in the others, rather than holding them until its lease ends."""
+    from getpage.politeness import Cancelled
+    from urllist.redisqueue import RedisFrontier, RedisGate, SharedCrawl, WorkerFenced, connect
+
+    shared = SharedCrawl(connect(redis_server.url), "fenced", partitions=2)
+    home = [named("127.0.0.1:80", part) for part in (0, 1)]
+    assert shared.create({}, [(f"http://{home[p]}/", home[p], "", "") for p in (0, 1)], delay=0,
+                         per_host=1, max_pages=0, host_cap=0, query_cap=0)
+    gate = RedisGate(shared, "w", Cancelled)
+    frontier = RedisFrontier(shared, gate, threads=8)
+    frontier.join()
+    assert len(frontier.pop(8, gate.clock())) == 2   # one URL of each partition
+    client = redis_server.client()
+    client.hincrby(shared.parts[0].prefix + "epoch", "w", 1)   # taken for dead in partition 0
+    with pytest.raises(WorkerFenced):
+        frontier.leave()
+    there = shared.parts[1].prefix
+    assert client.hlen(there + "lease:w") == 0
+    assert client.hget(there + "state", "leased") == b"0"
+    assert client.llen(there + f"q:0:{home[1]}") == 1   # back in its queue for another worker

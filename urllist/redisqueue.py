@@ -2082,10 +2082,16 @@ class RedisFrontier:
         if self._heart.is_alive():
             self._heart.join()   # its last renewal must not come after the leave
         self._sync_rows()   # Redis drops the rows it kept for us
+        fenced = None
         for part in range(self._parts):
-            self._member.run("leave", part=part)
+            try:
+                self._member.run("leave", part=part)
+            except WorkerFenced as exc:   # reclaimed there: the others still give back theirs now
+                fenced = fenced or exc
         self._ahead.keep({})
         self._ahead.close()
+        if fenced is not None:
+            raise fenced
 
     def _heartbeat(self) -> None:
         while not self._beat.wait(TICK_SECONDS):
