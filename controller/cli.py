@@ -548,8 +548,10 @@ def _start_shared(config: CrawlConfig, redis_url: tuple[str, ...], crawl_id: str
                                f"{crawl_id}), or pick another name")
     def create_it():
         if not create(crawl, config, lease):
-            raise click.UsageError(f"--crawl-id {crawl_id}: another crawler crawl created a crawl "
-                                   f"of that name in Redis just now; pick another name")
+            raise click.UsageError(f"--crawl-id {crawl_id}: Redis holds part of a crawl of that "
+                                   f"name (another crawler crawl is creating it, or one died "
+                                   f"while creating it: crawler forget --redis {crawl.address()} "
+                                   f"--crawl-id {crawl_id} --force removes it); or pick another name")
     return run_crawl(config, overwrite=overwrite, shared_id=default_worker_id(config.out),
                      shared_crawl=crawl, before_run=create_it)
 

@@ -518,3 +518,19 @@ def test_a_worker_fenced_in_one_partition_still_gives_back_what_it_holds_in_the_
     assert client.hlen(there + "lease:w") == 0
     assert client.hget(there + "state", "leased") == b"0"
     assert client.llen(there + f"q:0:{home[1]}") == 1   # back in its queue for another worker
+
+
+def test_a_crawl_left_half_made_is_named_with_the_command_that_removes_it(tmp_path, two_servers):
+    """A crawler crawl that died while making its partitions (partition 0,
+    made last, missing) leaves part of a crawl: the next one under that name
+    is refused in one line that says how to remove it, and that command does."""
+    from test_distributed import cli
+    urls = [server.url for server in two_servers]
+    made = shared_over(urls, "t")
+    two_servers[1].client().hset(made.parts[1].prefix + "state", "next_id", 0)
+    done = cli("crawl", "http://127.0.0.1:9/", *on(urls), "--crawl-id", "t", "--out",
+               str(tmp_path / "w"), "--max-pages", "0")
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
+    hint = done.stderr.split("crawler forget ", 1)[1].split(" removes it")[0]
+    assert cli("forget", *hint.split()).returncode == 0
+    assert made.leftover() == 0
