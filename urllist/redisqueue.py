@@ -2444,8 +2444,8 @@ class RedisFrontier:
         if self._parts == 1:
             acks = [[item.id, md5, "", "", expand, len(sent) // 5, *sent]
                     for item, md5, expand, sent, *_ in held]
-            n = self.threads - len(self._held_ids) + self._ahead_held() + len(held)
-            replies = dict(zip((page[0].id for page in held), self._sync(n, acks)))
+            answers = self._sync(self._wanted(len(held)), acks)
+            replies = dict(zip((page[0].id for page in held), answers))
         else:
             replies = self._acknowledge_partitioned(held)
         answered = []
@@ -2454,6 +2454,12 @@ class RedisFrontier:
             self._held_ahead.pop(item.id, None)
             answered.append((then, self._judged(item, sent, known, replies[item.id])))
         return answered
+
+    def _wanted(self, acknowledged: int) -> int:
+        """URLs to lease with a sync acknowledging this many pages: the
+        threads they free, and those no held page occupies (a page held
+        ahead of its level is fetched: it holds no thread)."""
+        return self.threads - len(self._held_ids) + self._ahead_held() + acknowledged
 
     def _acknowledge_partitioned(self, held: list) -> dict[int, list]:
         """The held pages acknowledged over several partitions, in the order
@@ -2488,7 +2494,7 @@ class RedisFrontier:
             acks = [[item.id, md5 if where[item.id] == "sync" else "", verdicts.get(item.id, ""),
                      _queued(offered.get(item.id, ())), expand, len(own[item.id]) // 5,
                      *own[item.id]] for item, md5, expand, *_ in pages]
-            answers = self._sync(self.threads - len(self._held_ids) + len(pages), acks, part)
+            answers = self._sync(self._wanted(len(pages)), acks, part)
             for (item, *_), reply in zip(pages, answers):
                 self._held_ids.pop(item.id, None)
                 replies[item.id] = _with_offers(reply, offered.get(item.id, ()))
