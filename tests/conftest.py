@@ -30,7 +30,10 @@ from demosite.server import serve as _serve
 # The README's test command runs two processes, each taking a whole file at a
 # time in collection order (pytest -n 2 --dist loadfile). The longest files
 # (measured: tests' own durations under -n 2) go first, so the two processes
-# end together rather than one running a long file alone at the end.
+# end together rather than one running a long file alone at the end. Each
+# process collects the tests itself and the two lists must be equal, so no
+# parameter may change from one collection to the next (gzip data carries
+# the time it was made: tests compress with mtime=0).
 LONGEST_FIRST = (
     "test_order_resume.py", "test_resume.py", "test_orders.py", "test_distributed.py",
     "test_distributed_partitions.py", "test_shared_settings.py", "test_recrawl.py",

@@ -126,7 +126,7 @@ def test_user_agent_header_is_the_configured_one(server, fetcher):
 
 def test_gzip_content_encoding_is_decoded(server, fetcher):
     body = (HTML * 50).encode()
-    server.routes["/z"] = lambda h: send(h, 200, gzip.compress(body),
+    server.routes["/z"] = lambda h: send(h, 200, gzip.compress(body, mtime=0),
                                          {"Content-Type": "text/html", "Content-Encoding": "gzip"})
     result = fetcher.fetch(server.url("/z"))
     assert "gzip" in server.received[-1].headers["accept-encoding"]
@@ -197,7 +197,7 @@ def test_gzip_bomb_is_cut_at_max_bytes_with_bounded_memory(server, bomb):
 
 
 def test_gzip_bomb_inside_a_gzip_bomb_is_cut_too(server, bomb):
-    twice = gzip.compress(bomb)
+    twice = gzip.compress(bomb, mtime=0)
     server.routes["/bomb2"] = lambda h: send(h, 200, twice, {"Content-Type": "text/html",
                                                              "Content-Encoding": "gzip, gzip"})
     with make_fetcher(max_bytes=1_000_000) as fetcher:
@@ -511,7 +511,7 @@ def test_server_closing_mid_body_is_retried_and_then_recorded(server):
 @pytest.mark.parametrize("name, body", [
     ("random bytes", random.Random(7).randbytes(100_000)),
     ("png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + random.Random(8).randbytes(5000)),
-    ("gzip data without Content-Encoding", gzip.compress(b"<html>" + bytes(range(256)) * 400)),
+    ("gzip data without Content-Encoding", gzip.compress(b"<html>" + bytes(range(256)) * 400, mtime=0)),
     ("random bytes without a NUL", bytes(b for b in random.Random(9).randbytes(20_000) if b)),
 ])
 def test_binary_garbage_labelled_html_is_not_decoded(server, fetcher, name, body):

@@ -39,7 +39,7 @@ def site():
             f"<sitemap><loc>{base}/sitemap_index.xml</loc></sitemap>"   # itself: read once
             f"<sitemap><loc>{base}/sm2.txt</loc></sitemap></sitemapindex>", "application/xml"),
         "/sm1.xml.gz": page(gzip.compress(urlset(f"{base}/hidden1", f"{base}/a",
-                                                 f"{base}/hidden2", "http://elsewhere.example/x")),
+                                                 f"{base}/hidden2", "http://elsewhere.example/x"), mtime=0),
                             "application/gzip"),
         "/sm2.txt": page(f"{base}/hidden3\n", "text/plain"),
         "/bomb.xml": page('<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">'

@@ -39,7 +39,7 @@ def xml(body: bytes, content_type: str = "application/xml"):
 
 def encoded(body: bytes):
     """Served compressed on the wire (Content-Encoding: gzip), as many servers do."""
-    return lambda handler: send(handler, 200, gzip.compress(body), {
+    return lambda handler: send(handler, 200, gzip.compress(body, mtime=0), {
         "Content-Type": "application/xml", "Content-Encoding": "gzip"})
 
 
@@ -58,7 +58,7 @@ def build_site(main: StubServer, other: StubServer) -> None:
         o("/foreign.xml"), m("/sitemap_index.xml"), m("/maps/missing.xml"), m("/maps/pages.xml.gz")]))
     main.routes["/maps/pages.xml.gz"] = page(gzip.compress(urlset(
         [m("/p/1"), m("/p/2"), m("/private/x"), o("/p/9"), m("/p/1"), m("/p/3")],
-        ["2024-01-01", "2024-02-02T10:00:00Z", "2024-01-01", "2024-01-01", "2025-01-01", "garbage"])),
+        ["2024-01-01", "2024-02-02T10:00:00Z", "2024-01-01", "2024-01-01", "2025-01-01", "garbage"]), mtime=0),
         "application/x-gzip")
     main.routes["/maps/news.xml"] = encoded(urlset([m("/news/1"), m("/news/2")]))
     main.routes["/maps/list.txt"] = page(f"{m('/t/1')}\nnot a url\n{m('/t/2')}\n", "text/plain")

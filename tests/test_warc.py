@@ -203,7 +203,7 @@ def test_gzip_bomb_is_stopped_on_the_decoded_size(server):
 @pytest.mark.parametrize("coding, encoded", [
     ("deflate", zlib.compress(OTHER)),
     ("deflate", zlib.compress(OTHER)[2:-4]),  # raw deflate, as some servers send it
-    ("gzip", gzip.compress(OTHER[:4000]) + gzip.compress(OTHER[4000:])),  # two members
+    ("gzip", gzip.compress(OTHER[:4000], mtime=0) + gzip.compress(OTHER[4000:], mtime=0)),  # two members
     ("gzip", GZIPPED[:40] + b"broken" + GZIPPED[46:]),
 ])
 def test_recording_decodes_as_urllib3_does(server, coding, encoded):
@@ -225,7 +225,7 @@ def test_a_content_encoding_urllib3_refuses_is_an_error_value_when_recording(ser
     must fail the way a plain fetch does, not raise out of the crawl."""
     body = HTML
     for _ in range(6):
-        body = gzip.compress(body)
+        body = gzip.compress(body, mtime=0)
     server.routes["/six.html"] = lambda handler: send(
         handler, 200, body, {"Content-Type": "text/html", "Content-Encoding": ", ".join(["gzip"] * 6)})
     with Fetcher(local_config(UA, delay=0, timeout=3)) as plain, recording_fetcher() as recording:
@@ -418,7 +418,7 @@ def test_trim_drops_uncommitted_pages_and_a_torn_member(server, fetcher, tmp_pat
     write(warc, results)
     whole = warc.read_bytes()
     with open(warc, "ab") as f:
-        f.write(gzip.compress(b"WARC/1.1\r\nWARC-Type: request\r\n" + bytes(5000))[:-30])
+        f.write(gzip.compress(b"WARC/1.1\r\nWARC-Type: request\r\n" + bytes(5000), mtime=0)[:-30])
 
     assert trim(warc, {1, 2}) == 1 + 2 + 2
     assert [fields.get_header(PAGE_ID) for _, fields, *_ in records(warc)] == [None, "1", "1", "2", "2"]
@@ -488,7 +488,7 @@ def test_cdx_lines_point_at_their_records(server, fetcher, tmp_path):
 
 def test_cdx_lines_of_a_file_that_is_not_warc(tmp_path):
     bad = tmp_path / "bad.warc.gz"
-    bad.write_bytes(gzip.compress(b"hello, not a warc\r\n\r\n"))
+    bad.write_bytes(gzip.compress(b"hello, not a warc\r\n\r\n", mtime=0))
     with pytest.raises(WarcError):
         list(cdx_lines(bad))
 
