@@ -445,7 +445,6 @@ def run_shared(setting: Setting, variant: Variant, server: Nginx, run_dir: Path,
                                                    extra=("--appendfsync", variant.fsync)))
                    for k in range(variant.servers)]
         clients = [redis.Redis.from_url(s.url, client_name=HARNESS) for s in servers]
-        on = [arg for s in servers for arg in ("--redis", s.url)]
         for client in clients:
             assert client.config_get("appendfsync")["appendfsync"] == variant.fsync
             client.config_resetstat()
