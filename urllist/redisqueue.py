@@ -1315,6 +1315,7 @@ class SharedCrawl:
         self.client, self.prefix = self.parts[0].client, self.parts[0].prefix
         self.lost_replies = 0   # calls retried after Redis went away: state to check again
         self._max_pages: int | None = None
+        self._flags: list[int] = []   # the crawl's flags read so far (they are only appended to)
 
     @property
     def count(self) -> int:
@@ -1484,7 +1485,12 @@ class SharedCrawl:
         lengths = [self.call(lambda part=part: part.client.llen(part.prefix + "flags"))
                    for part in self.parts]
         ahead = self.parts[max(range(self.count), key=lengths.__getitem__)]
-        flags = [int(m) for m in self.call(lambda: ahead.client.lrange(ahead.prefix + "flags", 0, -1))]
+        if max(lengths) < len(self._flags):   # the crawl was forgotten and made again
+            self._flags = []
+        if max(lengths) > len(self._flags):   # only the flags not read yet, not the whole list
+            self._flags += [int(m) for m in self.call(
+                lambda: ahead.client.lrange(ahead.prefix + "flags", len(self._flags), -1))]
+        flags = list(self._flags)
         level, closed, following = len(flags) - 1, True, 0
         for part in self.parts:
             queued, done = self.call(lambda part=part: part.client.hmget(
