@@ -40,6 +40,7 @@ class Measured:
     wall_s: float             # harness clock, start of exec to exit
     usage: Usage
     timed_out: bool = False
+    started_s: float = 0.0    # when the command was started, seconds since the epoch
 
 
 _FIELDS = {
@@ -66,14 +67,14 @@ def run_measured(argv: list[str], log_dir: Path, *, timeout: float = 3600.0,
     log_dir.mkdir(parents=True, exist_ok=True)
     time_file = log_dir / "time.txt"
     with open(log_dir / "stdout.txt", "wb") as out, open(log_dir / "stderr.txt", "wb") as err:
-        start = time.perf_counter()
+        start, started_s = time.perf_counter(), time.time()
         proc = subprocess.Popen([GNU_TIME, "-v", "-o", str(time_file), *argv],
                                 stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                                 env=env, cwd=cwd, start_new_session=True)
         timed_out = _wait(proc, timeout)
         wall = time.perf_counter() - start
     usage = parse_time_v(time_file.read_text() if time_file.exists() else "")
-    return Measured(tuple(argv), proc.returncode, wall, usage, timed_out)
+    return Measured(tuple(argv), proc.returncode, wall, usage, timed_out, started_s)
 
 
 def system_busy_seconds() -> float:

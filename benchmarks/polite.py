@@ -121,6 +121,7 @@ class PoliteRun:
     levels_exact: bool | None  # every site's pages on their BFS levels; None: the peer records none
     slots: int | None          # Scrapy: download slots its responses came through; None: not Scrapy
     script_calls: int | None = None   # ours-shared: Lua script calls Redis ran (EVALSHA); None: no Redis
+    started_s: float = 0.0     # when the command started, seconds since the epoch (0: not recorded)
 
     @property
     def lower_bound_s(self) -> float:
@@ -230,7 +231,7 @@ def run_one(peer: peer_registry.Peer, server: Nginx, sites: SiteSet, setting: Se
     out = run_dir / "out"
     shutil.rmtree(run_dir, ignore_errors=True)
     run_dir.mkdir(parents=True)
-    seeds = tuple(server.url_for(site.address) + "index.html" for site in sites.sites)
+    seeds = tuple(server.url_for(site.address) + sites.seed(site).lstrip("/") for site in sites.sites)
     extra = tuple(shlex.split(options.ours_args)) if peer.name.startswith("ours") else ()
     env = {**os.environ, **peer.env, "no_proxy": "*", "NO_PROXY": "*"}   # loopback only: never a proxy
     mark = server.mark()
@@ -280,7 +281,7 @@ def _record(peer, setting, sites, round_no, measured, entries, out) -> PoliteRun
     return PoliteRun(
         setting=setting.name, peer=peer.name, round=round_no, delay_s=setting.delay_s,
         sites=len(sites.sites), site_pages=sites.pages, largest_site=sites.largest,
-        wall_s=measured.wall_s, cpu_s=measured.usage.cpu_s, exit_code=measured.exit_code,
+        wall_s=measured.wall_s, started_s=measured.started_s, cpu_s=measured.usage.cpu_s, exit_code=measured.exit_code,
         exit_ok=measured.exit_code in peer.ok_exit_codes, timed_out=measured.timed_out,
         requests=len(entries), span_s=span_s(entries), pages=pages, missed=missed, duplicates=duplicates,
         gaps=gap_stats(entries, setting.delay_s), levels_exact=levels,

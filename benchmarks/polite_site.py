@@ -91,6 +91,10 @@ class SiteSet:
     def root(self, site: Site) -> Path:
         return self.directory / site.address
 
+    def seed(self, site: Site) -> str:
+        """The path of the site's page a crawl starts from."""
+        return "/index.html"
+
 
 def address(k: int) -> str:
     """The k-th site's loopback address, k = 0, 1, ...: 127.0.0.2, 127.0.0.3, ..."""
