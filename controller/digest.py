@@ -245,13 +245,23 @@ class DigestPool:
             # Blocked again: starting multiprocessing's resource tracker above
             # unblocks SIGINT and SIGTERM for its own reasons.
             with _stop_signals_blocked(), _main_module_hidden():
-                for _ in range(processes):
-                    self._pool.submit(int)
+                self._starting = [self._pool.submit(int) for _ in range(processes)]
+
+    @property
+    def started(self) -> bool:
+        """Whether a worker has started: until then (its interpreter and
+        imports, a few tenths of a second) a page sent to the pool waits."""
+        return any(future.done() for future in self._starting)
 
     def submit(self, job: DigestJob) -> Future:
         return self._pool.submit(_digest_in_worker, job)
 
+    def stop(self) -> None:
+        """Tell the workers to end (what is queued is dropped), without waiting for them."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
     def close(self) -> None:
+        """Stop the workers and wait until they have ended."""
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 

@@ -206,10 +206,12 @@ class Crawl:
                 with ThreadPoolExecutor(self.config.workers, thread_name_prefix="getpage") as fetchers:
                     self._run_loop(fetchers)
             finally:
-                if self.parsers:   # also when the loop raises (a second Ctrl-C): no worker outlives us
-                    self.parsers.close()
+                if self.parsers:   # they end while the crawl's files are finished
+                    self.parsers.stop()
             return self.commit.finish()
         finally:
+            if self.parsers:   # also when the loop raises (a second Ctrl-C): no worker outlives us
+                self.parsers.close()
             self.lock.release()   # last: whoever takes it next finds complete files
 
     def _run_loop(self, fetchers: ThreadPoolExecutor) -> None:
@@ -247,6 +249,18 @@ class Crawl:
                 if visit is not None:
                     self._dispatch(item, visit)
                 self._adopt()
+                self._hand_out_due(fetchers)
+
+    def _hand_out_due(self, fetchers: ThreadPoolExecutor) -> None:
+        """A host whose time came while pages were being recorded goes now,
+        not after the rest of them: every wait adds to its next delay. (A
+        commit that hands the next URLs out itself has done so already.)"""
+        if not self.commit.hand_out_first:
+            return
+        now = self.gate.clock()
+        ready = self.frontier.next_ready(now)
+        if ready is not None and ready <= now:
+            self._hand_out(fetchers)
 
     def _hand_out_first(self, item: QueuedUrl, visit: Visit | None) -> bool:
         """Whether a fetch that just ended frees its thread for the next URL
@@ -355,7 +369,9 @@ class Crawl:
             finally:
                 self.gate.release(host_key(item.url))
         visit = Visit(result, fetched_at)
-        if self.parsers is None and self.commit.wants_digest(item, visit):
+        # While no parser process has started, the first pages are read here:
+        # the links of the seeds decide when their hosts' next requests can go.
+        if not (self.parsers and self.parsers.started) and self.commit.wants_digest(item, visit):
             visit = replace(visit, digest=self.digester(self.commit.job(item, visit)))
         return visit
 
