@@ -32,7 +32,6 @@ from controller.resume import (SETTINGS_FILE, STATE_DIR, WARC_FILE, missing_secr
                                refuse_if_locked)
 from controller.progress import Progress, closed_output, in_force
 from controller.readers.export import EXPORT_FORMATS, export_pages
-from controller.readers.html import render_html
 from controller.readers.report import (FORMATS, TOP_LINKS, ReportError, build_report, level_table,
                                render_report, summary_lines)
 from controller.store import OutputError
@@ -910,6 +909,8 @@ def report(crawl_dir, fmt, top, plot_png) -> None:
             from controller.readers.plot import check_plotting
             check_plotting()   # before anything is printed
         result = build_report(crawl_dir, top=top)
+        if fmt == "html":   # here: a crawl's start does not wait for the HTML report's modules
+            from controller.readers.html import render_html
         # say: a reader that stops early (| head) does not keep the plot from being drawn
         say(render_html(result) if fmt == "html" else render_report(result, fmt), nl=False)
         if plot_png is not None:

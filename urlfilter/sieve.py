@@ -47,8 +47,10 @@ from array import array
 from bisect import bisect_left, bisect_right
 from hashlib import blake2b
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["SieveSeen", "fingerprint"]
 
@@ -122,11 +124,11 @@ class SieveSeen:
 
     def _empty(self) -> None:
         self._buffer: set[int] = set()   # newest fingerprints, unsorted
-        self._set_run(np.empty(0, dtype=np.uint64))   # older ones, sorted, still in RAM
+        self._set_run(array(_KEY))      # older ones, sorted, still in RAM
         self._index = array(_KEY)        # first fingerprint of each block of the file
         self._on_disk = 0                # fingerprints in the file
 
-    def _set_run(self, run: np.ndarray) -> None:
+    def _set_run(self, run: np.ndarray | array) -> None:
         self._run = run
         self._run_keys = memoryview(run)   # indexed as Python ints: bisect without numpy scalars
 
@@ -173,6 +175,7 @@ class SieveSeen:
 
     def _sort_buffer(self) -> None:
         """Merge the buffer into the sorted run in RAM; a full run goes to the file."""
+        import numpy as np   # here, not at import: a crawl's start waits for no merge (~0.05 s)
         new = np.fromiter(self._buffer, dtype=np.uint64, count=len(self._buffer))
         new.sort()
         self._set_run(np.insert(self._run, np.searchsorted(self._run, new), new))
@@ -188,6 +191,7 @@ class SieveSeen:
             self._buffer_size = size
         if not len(self._run):
             return
+        import numpy as np
         index_parts: list[np.ndarray] = []
         written = 0
         with open(self._files.path(TEMPORARY_SUFFIX), "wb") as out:
@@ -200,11 +204,12 @@ class SieveSeen:
         self._reopen()
         self._index = array(_KEY, np.concatenate(index_parts).tobytes())
         self._on_disk = written
-        self._set_run(np.empty(0, dtype=np.uint64))
+        self._set_run(array(_KEY))
         self._flushes += 1
 
     def _merged_chunks(self, new: np.ndarray):
         """The old file and the sorted new fingerprints, merged, in sorted chunks."""
+        import numpy as np
         taken = 0
         if self._files.fd >= 0:
             with open(os.dup(self._files.fd), "rb") as old:   # the open file, whatever its name
@@ -233,7 +238,7 @@ class SieveSeen:
         (blocks read by lookups), ``flushes`` and ``disk_bytes`` (the file)."""
         count = len(self)
         memory = (sys.getsizeof(self._buffer) + sum(map(sys.getsizeof, self._buffer))
-                  + self._run.nbytes + sys.getsizeof(self._index))
+                  + self._run_keys.nbytes + sys.getsizeof(self._index))
         return {"adds": self._adds, "new": count, "lookups": self._lookups,
                 "probes": self._adds + self._lookups, "max_chain": 0, "distinct_keys": count,
                 "bytes": memory, "disk_reads": self._reads, "flushes": self._flushes,
