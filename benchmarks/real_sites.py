@@ -74,9 +74,13 @@ def _needed(site) -> int:
     return getattr(site.truth, "requests_needed", site.pages)
 
 
-def measure(sites: SiteSet, setting: Setting, options: polite.Options, work: Path,
-            source: Path | None, progress) -> list[tuple[polite.PoliteRun, timeline.Excess]]:
+def measure(sites: SiteSet, setting: Setting, options: polite.Options, work: Path, source: Path | None,
+            progress, against: tuple[str, Path] | None = None) -> list[tuple[polite.PoliteRun, timeline.Excess]]:
+    """Every peer `rounds` times, interleaved; `against`: (name, source) of our crawler at
+    another commit, run after ours in each round."""
     peers = [polite.make_peer(name, setting.delay_s, options, source) for name in options.peers]
+    if against is not None:
+        peers.insert(1, replace(polite.make_peer("ours", setting.delay_s, options, against[1]), name=against[0]))
     runs = []
     with Nginx({site.address: sites.root(site) for site in sites.sites}) as server:
         for round_no in range(1, setting.rounds + 1):
@@ -114,7 +118,8 @@ def section(result: dict) -> str:
         f"splits the wall time above it along that host's requests, from nginx's log and trace.log.", "",
         f"- ours: commit `{source.get('commit', '?')}`"
         + (" (working tree with uncommitted changes)" if source.get("dirty") else "")
-        + f", extra args `{o['ours_args'] or '(none)'}`",
+        + f", extra args `{o['ours_args'] or '(none)'}`"
+        + (f"; ours@…: commit `{source['against'].get('commit', '?')}`, interleaved" if "against" in source else ""),
         f"- machine: {m['cpu']}, {m['cores']} cores, Python {m['python']}; {m['nginx']}; "
         f"load average at start {' '.join(m.get('load_average', [])) or '—'}",
         f"- {s['pages']} pages on {len(s['sizes'])} sites, requests needed per site {s['sizes']}; "
@@ -145,6 +150,8 @@ def _load_sites(generated: int, work: Path) -> tuple[SiteSet, str]:
 @click.option("--peers", default="ours", show_default=True, help=f"Comma-separated, of: {', '.join(PEERS)}.")
 @click.option("--ours-args", default="", help="Extra arguments for `crawler crawl`.")
 @click.option("--ours-commit", default=None, help="Run our crawler as of this commit, not the working tree.")
+@click.option("--against", default=None,
+              help="Also run our crawler as of this commit (peer ours@COMMIT), interleaved with ours.")
 @click.option("--label", default="", help="Title of this result in RESULTS.md, e.g. 'before'.")
 @click.option("--name", default=None, help="File name of the result (without .json / .md).")
 @click.option("--save/--no-save", default=True, show_default=True, help="Store the result and rewrite RESULTS.md.")
@@ -154,7 +161,7 @@ def _load_sites(generated: int, work: Path) -> tuple[SiteSet, str]:
 @click.option("--timeout", type=click.FloatRange(min=1), default=600.0, show_default=True,
               help="Seconds allowed per run.")
 @click.option("--keep-output", is_flag=True, help="Keep each run's output directory under --work/runs.")
-def main(generated, delay, rounds, peers, ours_args, ours_commit, label, name, save, work, results_dir,
+def main(generated, delay, rounds, peers, ours_args, ours_commit, against, label, name, save, work, results_dir,
          results_md, timeout, keep_output):
     """The politeness bound on eight real documentation sites (or generated ones), with a timeline."""
     names = tuple(p.strip() for p in peers.split(",") if p.strip())
@@ -166,10 +173,14 @@ def main(generated, delay, rounds, peers, ours_args, ours_commit, label, name, s
     setting = Setting(sites.spec, delay, rounds, what)
     options = polite.Options(peers=names, ours_args=ours_args, timeout_s=timeout, keep_output=keep_output)
     source, source_info = _ours_source(ours_commit, work)
+    if against:
+        other, other_info = _ours_source(against, work)
+        source_info = {**source_info, "against": other_info}
+        against = (f"ours@{other_info.get('commit', against)[:7]}", other)
     scrapy_version = peer_registry.ensure_scrapy() if any(p.startswith("scrapy") for p in names) else ""
     started, before, clock = datetime.now(timezone.utc), machine(), time.perf_counter()
     try:
-        runs = measure(sites, setting, options, work, source, lambda line: click.echo(line, err=True))
+        runs = measure(sites, setting, options, work, source, lambda line: click.echo(line, err=True), against)
     except NginxError as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(polite.table([r for r, _ in runs]) + "\n\n" + timeline_table(runs))
