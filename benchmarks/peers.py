@@ -22,6 +22,7 @@ peer the same way:
 """
 from __future__ import annotations
 
+import compileall
 import csv
 import os
 import subprocess
@@ -34,6 +35,7 @@ from urllib.parse import unquote, urlsplit
 BENCH_DIR = Path(__file__).resolve().parent
 REPO = BENCH_DIR.parent
 SCRAPY_VENV = BENCH_DIR / ".venv-scrapy"
+PACKAGES = ("controller", "getpage", "textfilter", "urlfilter", "urllist")   # our crawler's code
 SCRAPY_REQUIREMENT = "scrapy>=2.13"   # the spider uses the async start() of 2.13
 WGET = "wget"
 
@@ -70,11 +72,20 @@ def ours(crawler: Path = REPO / ".venv" / "bin" / "crawler", source: Path | None
          delay: float = 0.0) -> Peer:
     """Our crawler; `source` runs the packages of another source tree (e.g. an older commit);
     `delay` is its --delay, seconds between two requests to one host."""
+    compile_packages(source or REPO)
     def argv(seeds: tuple[str, ...], out: Path, extra: tuple[str, ...]) -> list[str]:
         return [str(crawler), "crawl", *seeds, "--out", str(out), "--delay", f"{delay:g}",
                 "--max-depth", "0", "--max-pages", "0", "--quiet", *extra]
     env = {"PYTHONPATH": str(source)} if source else {}
     return Peer("ours", argv, index_csv_by_host, records_levels=True, env=env)
+
+
+def compile_packages(root: Path) -> None:
+    """Write our packages' bytecode, as installing a package does (Scrapy's was
+    written by pip): where PYTHONDONTWRITEBYTECODE is set, every run would
+    compile them again, ~0.2 s of each run's start."""
+    for package in PACKAGES:
+        compileall.compile_dir(root / package, quiet=1)
 
 
 def index_csv_by_host(out: Path) -> list[HostPage]:
