@@ -9,10 +9,12 @@ largest of the command and those children, not their sum.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,16 +89,25 @@ def system_busy_seconds() -> float:
 
 
 def _wait(proc: subprocess.Popen, timeout: float) -> bool:
-    """Wait for proc; on timeout kill its session (the command and its children)."""
+    """Wait for proc; on timeout kill its session (the command and its children).
+    A blocking wait and a timer, not a wait with a timeout: that one polls, with
+    sleeps growing to 50 ms, and would see an exit up to 50 ms late."""
+    expired = threading.Event()
+
+    def kill() -> None:
+        expired.set()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+
+    timer = threading.Timer(timeout, kill)
+    timer.start()
     try:
-        proc.wait(timeout=timeout)
-        return False
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-        return True
     except BaseException:   # Ctrl-C in the harness: leave nothing running
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
         raise
+    finally:
+        timer.cancel()
+    return expired.is_set()
