@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ctypes
 import multiprocessing
+import os
 import signal
 import sys
 from collections import Counter
@@ -322,3 +323,9 @@ def _die_with_parent() -> None:
             libc.prctl(1, signal.SIGKILL)   # 1 = PR_SET_PDEATHSIG
         except OSError:
             pass
+    # A parent that died while this worker started (the crawl reads its
+    # first pages itself meanwhile, so it may be killed by then) sent no
+    # signal: the worker would wait for work forever.
+    parent = multiprocessing.parent_process()
+    if parent is not None and os.getppid() != parent.pid:
+        os._exit(1)
