@@ -20,7 +20,7 @@ from click.testing import CliRunner
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # the repository root holds benchmarks/
 
 from benchmarks import docs_sites, real_sites, timeline  # noqa: E402
-from benchmarks.nginx import LogEntry, find_nginx, parse_log_line  # noqa: E402
+from benchmarks.nginx import BARRIER_PATH, LogEntry, find_nginx, parse_log_line  # noqa: E402
 
 needs_nginx = pytest.mark.skipif(find_nginx() is None, reason="nginx not installed (apt-get install -y nginx)")
 needs_time = pytest.mark.skipif(not os.access("/usr/bin/time", os.X_OK), reason="GNU time not installed")
@@ -96,8 +96,8 @@ def test_the_harness_splits_each_run_from_the_log_it_kept(tmp_path):
     assert run["pages"] == run["site_pages"] and run["levels_exact"] and run["missed"] == run["duplicates"] == 0
     assert sum(split["parts"].values()) == pytest.approx(run["wall_s"] - run["lower_bound_s"], abs=0.002)
     log = (tmp_path / "work" / "runs" / "real-sites-ours-1" / "access.log").read_text().splitlines()
-    entries = [e for e in map(parse_log_line, log) if e is not None and e.address == split["host"]]
-    assert split["requests"] == len([e for e in entries if e.path != "/__benchmark_barrier__"])
-    assert entries[0].path == "/robots.txt"
+    entries = [e for e in map(parse_log_line, log)
+               if e is not None and e.address == split["host"] and e.path != BARRIER_PATH]
+    assert split["requests"] == len(entries) and min(entries, key=lambda e: e.start_ms).path == "/robots.txt"
     text = (tmp_path / "RESULTS.md").read_text()
     assert "## The politeness bound on 2 generated sites — test" in text and "| the end " in text
