@@ -1,0 +1,103 @@
+"""Every --order that can be shared, shared: three workers over one Redis
+(and one order over two Redis servers) crawl a site of several hosts with
+shortcuts, and the merged result has the URLs and the levels of the crawl of
+one machine in the same order (with no page budget both fetch everything;
+the levels are the shortest link distance, which `crawler merge`
+recomputes from the edges). What cannot be shared is refused in one line."""
+import subprocess
+import sys
+
+import pytest
+
+from crawldir import rows_of
+from redisserver import RedisServer
+from shortcutsite import shortcut_site
+from test_distributed import ROOT, cli, finish, kill_9, start, union_rows, wait_for, wait_rows
+from urllist.redisqueue import shared_over
+
+SHARED = ("importance", "opic", "best-first", "shark")
+DELAY = 0.2   # the workers that join after the first still find work
+
+
+@pytest.fixture(scope="module")
+def site():
+    with shortcut_site() as made:
+        yield made
+
+
+def options(order):
+    topic = ["--topic", "host page"] if order in ("best-first", "shark") else []
+    return ["--order", order, "--scope", "any", "--max-depth", "0", "--max-pages", "0",
+            "--delay", str(DELAY), "--quiet", *topic]
+
+
+def levels(rows):
+    return {row["url"]: int(row["level"]) for row in rows}
+
+
+def shared_crawl(seed, urls, tmp_path, order, victim=False):
+    """Three workers (the first makes the crawl); the merged directory."""
+    on = [arg for url in urls for arg in ("--redis", url)]
+    dirs = [tmp_path / f"w{k}" for k in range(3)]
+    first = start(["crawl", seed, *on, "--crawl-id", "t", "--out", str(dirs[0]), *options(order)],
+                  tmp_path)
+    wait_for(shared_over(urls, "t").exists, [first])
+    procs = [first] + [start(["worker", *on, "--crawl-id", "t", "--out", str(d), "--quiet",
+                              "--processes", "1"], tmp_path) for d in dirs[1:]]
+    if victim:   # the crawl's maker, killed once it has committed pages: a worker started again
+        wait_rows(dirs[0], 3, procs)
+        kill_9(procs.pop(0))
+        procs.append(start(["worker", *on, "--crawl-id", "t", "--out", str(dirs[0]), "--quiet",
+                            "--processes", "1"], tmp_path))
+    finish(procs)
+    union_rows(dirs)   # no page committed twice
+    merged = tmp_path / "merged"
+    done = cli("merge", "--out", str(merged), *map(str, dirs))
+    assert done.returncode == 0, done.stderr
+    return merged
+
+
+def single_crawl(seed, tmp_path, order):
+    out = tmp_path / "single"
+    done = subprocess.run([sys.executable, "-m", "controller", "crawl", seed, "--out", str(out),
+                           "--workers", "1", *options(order)], capture_output=True, text=True,
+                          timeout=120, env={"PYTHONPATH": str(ROOT), "PATH": ""})
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+@pytest.mark.parametrize("order", SHARED)
+def test_three_workers_in_an_order_give_the_one_machine_urls_and_levels(order, site, tmp_path,
+                                                                         redis_server):
+    seed, truth, logs = site
+    merged = shared_crawl(seed, [redis_server.url], tmp_path, order)
+    single = levels(rows_of(single_crawl(seed, tmp_path, order)))
+    assert levels(rows_of(merged)) == single == truth
+    report = cli("report", str(merged), "--format", "json")
+    assert report.returncode == 0, report.stderr
+
+
+def test_an_order_over_two_redis_servers_with_a_killed_worker_loses_nothing(site, tmp_path):
+    seed, truth, logs = site
+    with RedisServer(tmp_path / "redis-a") as a, RedisServer(tmp_path / "redis-b") as b:
+        merged = shared_crawl(seed, [a.url, b.url], tmp_path, "importance", victim=True)
+        status = cli("status", "--redis", a.url, "--redis", b.url, "--crawl-id", "t")
+        assert status.returncode == 0 and "finished" in status.stdout
+    assert levels(rows_of(merged)) == truth
+
+
+@pytest.mark.parametrize("order, extra, said", [
+    ("aco", (), "--order aco does not go with --redis: its pheromone"),
+    ("best-n-first", (), "--order best-n-first does not go with --redis: its batches"),
+    ("importance", ("--order-param", "pagerank_every=10"),
+     "--order importance does not go with --redis: pagerank_every"),
+    ("importance", ("--max-depth", "3"),
+     "--order importance does not go with --redis --max-depth N: a URL beyond it"),
+])
+def test_what_an_order_cannot_share_is_refused_in_one_line(order, extra, said, tmp_path):
+    done = cli("crawl", "http://127.0.0.1:9/", "--redis", "redis://127.0.0.1:9/0", "--crawl-id",
+               "t", "--out", str(tmp_path / "x"), "--order", order, "--topic", "x",
+               "--max-depth", "0", *extra)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert said in done.stderr
+    assert not (tmp_path / "x").exists()
