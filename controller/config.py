@@ -328,13 +328,8 @@ ORDER_REFUSALS = {
     # A shared crawl runs an order by the terms each URL keeps in its host's
     # partition (urllist/orders.py, "Shared"). Refused: what needs one
     # process's view of the whole crawl, in the order's own words
-    # (Order.shared_refusal), and --max-depth, whose deferred URLs wait for
-    # a shorter path that can come through pages fetched long before, in
-    # other partitions (the single node lowers levels along every fetched
-    # page's recorded links; no partition holds them).
+    # (Order.shared_refusal).
     "--redis": "",
-    "--redis --max-depth N": "a URL beyond it waits for a shorter path, which can come through "
-                             "pages fetched long before in other partitions; give --max-depth 0",
     # An order's scores (PageRank, OPIC cash, anchor scores) and its level
     # corrections need every known URL and the link graph at hand: its
     # queue stays in RAM, and only the breadth-first lines spill to disk.
@@ -344,7 +339,7 @@ ORDER_REFUSALS = {
 }
 
 
-def order_refusal(order: str, way: str, params: tuple[str, ...] = (), max_depth: int = 0) -> str:
+def order_refusal(order: str, way: str, params: tuple[str, ...] = ()) -> str:
     """Why --order ``order`` (with --order-param ``params``) cannot go with
     ``way`` (a key of ORDER_REFUSALS); "" if it can."""
     if order == "bfs" or order not in ORDERS or way not in ORDER_REFUSALS:
@@ -355,12 +350,9 @@ def order_refusal(order: str, way: str, params: tuple[str, ...] = (), max_depth:
             made = make_order(order, dict(p.split("=", 1) for p in params if "=" in p))
         except ValueError:
             return ""   # the order's parameters are refused on their own
-        if not made.shared:
-            reason = made.shared_refusal
-        elif max_depth:
-            way, reason = "--redis --max-depth N", ORDER_REFUSALS["--redis --max-depth N"]
-        else:
+        if made.shared:
             return ""
+        reason = made.shared_refusal
     return f"--order {order} does not go with {way}: {reason}; or use --order bfs"
 
 

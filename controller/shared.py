@@ -71,12 +71,15 @@ def create(crawl, config: CrawlConfig, lease_seconds: float | None = None) -> bo
                         pattern_cap=config.max_pattern_depth, order=order_constants(config))
 
 
-def order_constants(config: CrawlConfig) -> tuple[float, float] | None:
-    """Another --order than bfs: what its Redis needs of it (Order.shared_constants)."""
+def order_constants(config: CrawlConfig) -> tuple[int, float, float] | None:
+    """Another --order than bfs: what its Redis needs of it (2: with
+    --max-depth, which keeps each page's links for the closure, else 1;
+    Order.shared_constants)."""
     if config.order == "bfs":
         return None
     from urllist.orders import make_order
-    return make_order(config.order, order_params(config)).shared_constants()
+    return (2 if config.max_depth else 1,
+            *make_order(config.order, order_params(config)).shared_constants())
 
 
 def worker_config(settings: dict, out: Path, **own) -> CrawlConfig:

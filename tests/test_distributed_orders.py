@@ -13,7 +13,7 @@ from crawldir import rows_of
 from redisserver import RedisServer
 from shortcutsite import shortcut_site
 from test_distributed import ROOT, cli, finish, kill_9, start, union_rows, wait_for, wait_rows
-from urllist.redisqueue import shared_over
+from urllist.redisqueue import fingerprint, parse_entry, shared_over
 
 SHARED = ("importance", "opic", "best-first", "shark")
 DELAY = 0.2   # the workers that join after the first still find work
@@ -25,9 +25,9 @@ def site():
         yield made
 
 
-def options(order):
+def options(order, depth=0):
     topic = ["--topic", "host page"] if order in ("best-first", "shark") else []
-    return ["--order", order, "--scope", "any", "--max-depth", "0", "--max-pages", "0",
+    return ["--order", order, "--scope", "any", "--max-depth", str(depth), "--max-pages", "0",
             "--delay", str(DELAY), "--quiet", *topic]
 
 
@@ -35,11 +35,12 @@ def levels(rows):
     return {row["url"]: int(row["level"]) for row in rows}
 
 
-def shared_crawl(seed, urls, tmp_path, order, victim=False):
+def shared_crawl(seed, urls, tmp_path, order, victim=False, depth=0):
     """Three workers (the first makes the crawl); the merged directory."""
     on = [arg for url in urls for arg in ("--redis", url)]
     dirs = [tmp_path / f"w{k}" for k in range(3)]
-    first = start(["crawl", seed, *on, "--crawl-id", "t", "--out", str(dirs[0]), *options(order)],
+    first = start(["crawl", seed, *on, "--crawl-id", "t", "--out", str(dirs[0]),
+                   *options(order, depth)],
                   tmp_path)
     wait_for(shared_over(urls, "t").exists, [first])
     procs = [first] + [start(["worker", *on, "--crawl-id", "t", "--out", str(d), "--quiet",
@@ -57,10 +58,10 @@ def shared_crawl(seed, urls, tmp_path, order, victim=False):
     return merged
 
 
-def single_crawl(seed, tmp_path, order):
+def single_crawl(seed, tmp_path, order, depth=0):
     out = tmp_path / "single"
     done = subprocess.run([sys.executable, "-m", "controller", "crawl", seed, "--out", str(out),
-                           "--workers", "1", *options(order)], capture_output=True, text=True,
+                           "--workers", "1", *options(order, depth)], capture_output=True, text=True,
                           timeout=120, env={"PYTHONPATH": str(ROOT), "PATH": ""})
     assert done.returncode == 0, done.stderr
     return out
@@ -86,13 +87,22 @@ def test_an_order_over_two_redis_servers_with_a_killed_worker_loses_nothing(site
     assert levels(rows_of(merged)) == truth
 
 
+@pytest.mark.parametrize("order", ("importance", "best-first"))
+def test_max_depth_in_an_order_fetches_the_one_machine_pages(order, site, tmp_path, redis_server):
+    """A URL found first beyond --max-depth, by a long path, is fetched once a
+    shorter one turns up (also through a page fetched before the shortcut was
+    found: the closure at the end), and none beyond is."""
+    seed, truth, logs = site
+    merged = levels(rows_of(shared_crawl(seed, [redis_server.url], tmp_path, order, depth=2)))
+    single = levels(rows_of(single_crawl(seed, tmp_path, order, depth=2)))
+    assert merged == single == {url: level for url, level in truth.items() if level <= 2}
+
+
 @pytest.mark.parametrize("order, extra, said", [
     ("aco", (), "--order aco does not go with --redis: its pheromone"),
     ("best-n-first", (), "--order best-n-first does not go with --redis: its batches"),
     ("importance", ("--order-param", "pagerank_every=10"),
      "--order importance does not go with --redis: pagerank_every"),
-    ("importance", ("--max-depth", "3"),
-     "--order importance does not go with --redis --max-depth N: a URL beyond it"),
 ])
 def test_what_an_order_cannot_share_is_refused_in_one_line(order, extra, said, tmp_path):
     done = cli("crawl", "http://127.0.0.1:9/", "--redis", "redis://127.0.0.1:9/0", "--crawl-id",
@@ -101,3 +111,34 @@ def test_what_an_order_cannot_share_is_refused_in_one_line(order, extra, said, t
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert said in done.stderr
     assert not (tmp_path / "x").exists()
+
+
+def test_a_shortcut_found_after_a_page_was_fetched_brings_its_links_within_max_depth(
+        redis_server):
+    """S links to A and X; A to A2, A2 to B, X to B, B to C; --max-depth 3.
+    The order takes A's branch first, so B is fetched at level 3 and C is
+    kept aside beyond the limit; X's link then lowers B to level 2, which is
+    done already: only the closure over the kept links finds C at level 3."""
+    crawl = shared_over([redis_server.url], "t")
+    url = lambda name: f"http://{name.lower()}.test/"
+    assert crawl.create({"max_depth": 3}, [(url("S"), "s.test", "", "")], delay=0, per_host=1,
+                        max_pages=0, host_cap=0, query_cap=0, order=(2, 0.0, 0.0))
+    epoch = crawl.run("join", "w")[2]
+    links = {"S": [("A", 100), ("X", 0)], "A": [("A2", 100)], "A2": [("B", 100)],
+             "X": [("B", 0)], "B": [("C", 100)], "C": []}
+    order, acks, seq = [], [], 0
+    while True:
+        seq += 1
+        reply = crawl.run("sync", "w", epoch, seq, 1, 0, 0, *acks)
+        if not reply[1]:
+            break
+        item, host = parse_entry(reply[1][0])
+        name = host.split(".")[0].upper()
+        order.append((name, item.level))
+        sent = [field for target, best in links[name] for field in (
+            fingerprint(url(target)), f"{target.lower()}.test", "", "", f"{url(target)}\t0\t{best}\t0")]
+        acks = [item.id, "", "", "", int(item.level < 3), len(links[name]), *sent]
+    assert order == [("S", 0), ("A", 1), ("A2", 2), ("B", 3), ("X", 1)]
+    assert crawl.advance() == ((), False)   # the closure queued C
+    reply = crawl.run("sync", "w", epoch, seq + 1, 1, 0, 0)
+    assert [(parse_entry(e)[0].url, parse_entry(e)[0].level) for e in reply[1]] == [(url("C"), 3)]

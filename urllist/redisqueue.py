@@ -250,7 +250,9 @@ local LEASE, HOST_CAP, QUERY_CAP = tonumber(cfg[4]), tonumber(cfg[5]), tonumber(
 local PATTERN_CAP = tonumber(cfg[7]) or 0   -- levels below a pattern's first; 0 = no limit
 local PARTS, PART = tonumber(cfg[8]) or 1, tonumber(cfg[9]) or 0   -- the crawl's partitions, this one's
 -- another --order than bfs: queues by score (_ORDERED), no level barrier
-local ORDERED, ORDER_C = cfg[10] == '1', tonumber(cfg[11]) or 0
+-- (2: with --max-depth, whose closure needs the links: KEEP_LINKS)
+local ORDERED, ORDER_C = cfg[10] == '1' or cfg[10] == '2', tonumber(cfg[11]) or 0
+local KEEP_LINKS = cfg[10] == '2'
 local INF = 1e15
 local HOLD_MS = 10000
 
@@ -789,52 +791,77 @@ olease = function(w, n, given)
   return out, waits, {}, terms
 end
 
+-- A URL queued at level (its page's parent id, host, url, terms "add\tbest\taux").
+local function oenter(fp, level, parent, h, url, terms)
+  local nid = tostring(new_id())
+  local entry = nid .. '\t' .. level .. '\t' .. parent .. '\t' .. h .. '\t' .. url
+  redis.call('HSET', p .. 'ov', nid, terms)
+  redis.call('HSET', p .. 'oid', fp, nid)
+  oqueue(nid, entry, split(entry))
+  redis.call('ZADD', p .. 'otime', 'NX', ready_at(h), h)
+  return nid
+end
+
+-- A known URL still waiting takes a link's terms (acc + add, the best of
+-- best and aux) and the shorter path's level.
+local function oknown(fp, level, add, best, aux)
+  local known = redis.call('HGET', p .. 'oid', fp)
+  local terms = known and redis.call('HGET', p .. 'ov', known)
+  if not terms then return end   -- done, or beyond --max-depth
+  local t = split(terms)
+  redis.call('HSET', p .. 'ov', known, (tonumber(t[1]) + add) .. '\t' .. math.max(tonumber(t[2]), best)
+             .. '\t' .. math.max(tonumber(t[3]), aux))
+  local entry = redis.call('HGET', p .. 'oe', known)
+  if entry then   -- waiting: scored again, its level lowered by a shorter path
+    local f = split(entry)
+    if level < tonumber(f[2]) then
+      f[2] = level
+      entry = table.concat(f, '\t')
+    end
+    oqueue(known, entry, f)
+  end
+end
+
 -- The links of page id of level (ARGV[at ...], 5 fields each, the URL's
 -- field followed by the link's terms: "url\tadd\tbest\taux"): a new one
--- queued at level + 1; a known one still waiting takes the link's terms
--- (acc + add, the best of best and aux) and the shorter path's level.
-local function ooffer_links(id, level, at, links)
-  local new, seen, host_full, query_full, cut = {}, 0, 0, 0, {}
+-- queued at level + 1, or (not expand: beyond --max-depth) kept aside in
+-- odef (fingerprint -> parent, host, url, terms) until a shorter path
+-- brings it within (a link here, or the closure: SharedCrawl.close_deferred,
+-- over the links kept under their page in oout:ID); a known one: oknown.
+local function ooffer_links(id, level, expand, at, links)
+  local new, seen, host_full, query_full, beyond, cut = {}, 0, 0, 0, 0, {}
   for i = at, at + 5 * (links - 1), 5 do
     local fp, h, path, pattern = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
     local l = split(ARGV[i + 4])
     local url, add, best, aux = l[1], tonumber(l[2] or '0'), tonumber(l[3] or '0'), tonumber(l[4] or '0')
+    local terms = add .. '\t' .. best .. '\t' .. aux
+    if KEEP_LINKS then redis.call('RPUSH', p .. 'oout:' .. id, fp) end
     if seen_add(fp) == 0 then
-      seen = seen + 1
-      local known = redis.call('HGET', p .. 'oid', fp)
-      local terms = known and redis.call('HGET', p .. 'ov', known)
-      if terms then   -- not done yet
-        local t = split(terms)
-        redis.call('HSET', p .. 'ov', known, (tonumber(t[1]) + add) .. '\t' .. math.max(tonumber(t[2]), best)
-                   .. '\t' .. math.max(tonumber(t[3]), aux))
-        local entry = redis.call('HGET', p .. 'oe', known)
-        if entry then   -- waiting: scored again, its level lowered by a shorter path
-          local f = split(entry)
-          if level + 1 < tonumber(f[2]) then
-            f[2] = level + 1
-            entry = table.concat(f, '\t')
-          end
-          oqueue(known, entry, f)
-        end
+      local deferred = expand and redis.call('HGET', p .. 'odef', fp)
+      if deferred then
+        redis.call('HDEL', p .. 'odef', fp)
+        local d = split(deferred)
+        new[#new + 1] = oenter(fp, level + 1, d[1], d[2], d[3], terms)
+        new[#new + 1] = d[3]
+      else
+        seen = seen + 1
+        oknown(fp, level + 1, add, best, aux)
       end
     else
       local refused = trap_admit(h, path, pattern, level + 1)
       if refused == 'host-pages' then host_full = host_full + 1
       elseif refused == 'pattern-depth' then cut[#cut + 1] = pattern
       elseif refused == 'query-variants' then query_full = query_full + 1
+      elseif not expand then
+        redis.call('HSET', p .. 'odef', fp, id .. '\t' .. h .. '\t' .. url .. '\t' .. terms)
+        beyond = beyond + 1
       else
-        local nid = tostring(new_id())
-        local entry = nid .. '\t' .. (level + 1) .. '\t' .. id .. '\t' .. h .. '\t' .. url
-        redis.call('HSET', p .. 'ov', nid, add .. '\t' .. best .. '\t' .. aux)
-        redis.call('HSET', p .. 'oid', fp, nid)
-        oqueue(nid, entry, split(entry))
-        redis.call('ZADD', p .. 'otime', 'NX', ready_at(h), h)
-        new[#new + 1] = nid
+        new[#new + 1] = oenter(fp, level + 1, id, h, url, terms)
         new[#new + 1] = url
       end
     end
   end
-  return {new, {seen, host_full, query_full, 0, #cut}, cut}
+  return {new, {seen, host_full, query_full, beyond, #cut}, cut}
 end
 
 -- What a call's acknowledgements write, gathered so that several pages
@@ -845,7 +872,7 @@ local ACKED = {ids = {}, marks = {}, rows = {}, levels = {}}
 -- level + 1 if new (expand: within --max-depth), here: their hosts are
 -- this partition's. {new (id, url ...), counts, cut patterns}.
 local function offer_links(id, level, expand, at, links)
-  if ORDERED then return ooffer_links(id, level, at, links) end
+  if ORDERED then return ooffer_links(id, level, expand, at, links) end
   local new, seen, host_full, query_full, beyond, cut = {}, 0, 0, 0, 0, {}
   for i = at, at + 5 * (links - 1), 5 do
     local fp, h, path, pattern, url = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
@@ -1231,6 +1258,25 @@ redis.call('HSET', b, 'free', free)
 return out
 """
 
+# ARGV: (fingerprint, level) per URL kept aside beyond --max-depth that the
+# closure found within it (SharedCrawl.close_deferred): queued, if still
+# aside (entered twice: once). The URLs queued.
+_ENTER = _PRELUDE + r"""
+local n = 0
+for i = 1, #ARGV, 2 do
+  local deferred = redis.call('HGET', p .. 'odef', ARGV[i])
+  if deferred then
+    redis.call('HDEL', p .. 'odef', ARGV[i])
+    local d = split(deferred)
+    oenter(ARGV[i], tonumber(ARGV[i + 1]), d[1], d[2], d[3], d[4] .. '\t' .. d[5] .. '\t' .. d[6])
+    n = n + 1
+  end
+end
+if n > 0 then wake_idle() end
+return n
+"""
+
+
 # ARGV: worker, origin. robots.txt's load for an origin belongs to one
 # worker while that worker lives (its lease deadline not past): no guess of
 # how long a slow load may take, and a dead loader's claim passes on.
@@ -1263,7 +1309,7 @@ redis.call('HSET', p .. 'cfg', 'delay', ARGV[2], 'per_host', ARGV[3], 'max_pages
            'order_c', ARGV[12])
 HOST_CAP, QUERY_CAP, PATTERN_CAP = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 PARTS, PART = tonumber(ARGV[9]), tonumber(ARGV[10])
-ORDERED = ARGV[11] == '1'
+ORDERED, KEEP_LINKS = ARGV[11] ~= '0', ARGV[11] == '2'
 redis.call('HSET', p .. 'state', 'next_id', 0, 'processed', 0, 'leased', 0, 'reclaimed', 0)
 local n = 0
 for i = 14, #ARGV, 5 do
@@ -1273,6 +1319,7 @@ for i = 14, #ARGV, 5 do
     if ORDERED then
       local id = split(entry)[1]
       redis.call('HSET', p .. 'ov', id, ARGV[13] .. '\t0\t0')
+      redis.call('RPUSH', p .. 'oseeds', id)
       redis.call('HSET', p .. 'oid', ARGV[i], id)
       orequeue(entry)
     else
@@ -1447,7 +1494,7 @@ class Partition:
 _SCRIPTS = (("sync", _SYNC), ("tick", _TICK), ("mark", _MARK), ("gate", _GATE), ("join", _JOIN),
             ("leave", _LEAVE), ("create", _CREATE), ("resync", _RESYNC), ("claim", _CLAIM),
             ("offer", _OFFER), ("content", _CONTENT), ("open", _OPEN), ("quota", _QUOTA),
-            ("pool", _POOL))
+            ("pool", _POOL), ("enter", _ENTER))
 
 
 class SharedCrawl:
@@ -1471,6 +1518,7 @@ class SharedCrawl:
         self._max_pages: int | None = None
         self._flags: list[int] = []   # the crawl's flags read so far (they are only appended to)
         self._ordered: bool | None = None
+        self.keeps_links = False   # another order with --max-depth: close_deferred at the end
 
     @property
     def count(self) -> int:
@@ -1532,14 +1580,14 @@ class SharedCrawl:
     def create(self, settings: dict, seeds: Iterable[tuple[str, str, str, str]], *, delay: float,
                per_host: int, max_pages: int, host_cap: int, query_cap: int,
                lease_seconds: float = LEASE_SECONDS, pattern_cap: int = 0,
-               order: tuple[float, float] | None = None) -> bool:
+               order: tuple[int, float, float] | None = None) -> bool:
         """Store a new crawl's settings and seeds ((url, host, path if it has
         a query or '', pattern or '')); False if a crawl with this id exists
-        already. ``order``: another order than bfs, (its c, a seed's acc):
-        Order.shared_terms."""
+        already. ``order``: another order than bfs, (2 with --max-depth, else
+        1; its c; a seed's acc: Order.shared_constants)."""
         head = [json.dumps(settings), round(delay * 1000), per_host, max_pages,
                 round(lease_seconds * 1000), host_cap, query_cap, pattern_cap, self.count]
-        tail = [1, *order] if order else [0, 0, 0]
+        tail = list(order) if order else [0, 0, 0]
         seeds_of = [[] for _ in self.parts]
         for url, host, path, pattern in seeds:
             seeds_of[self.part_of(host)] += [fingerprint(url), host, path, pattern, url]
@@ -1571,7 +1619,7 @@ class SharedCrawl:
             order = self.call(lambda: self.client.hget(self.prefix + "cfg", "order"))
             if order is None:
                 return False
-            self._ordered = order == b"1"
+            self._ordered, self.keeps_links = order != b"0", order == b"2"
         return self._ordered
 
     def share_budget(self) -> None:
@@ -1619,7 +1667,7 @@ class SharedCrawl:
         put right by the next one: the partitions behind are told the flags
         of the one ahead."""
         if self.ordered:
-            return (), self.budget_spent() or self._all_done()
+            return (), self.budget_spent() or (self._all_done() and not self.close_deferred())
         levels = self._levels()
         flags, level = levels["flags"], len(levels["flags"]) - 1
         if level < 0:
@@ -1648,6 +1696,54 @@ class SharedCrawl:
             for _ in range(2)]
         return passes[0] == passes[1] and all(queued == done and not leased
                                               for queued, done, leased in passes[0])
+
+    def close_deferred(self) -> int:
+        """Another order with --max-depth D, every partition idle: the URLs
+        kept aside beyond D whose shortest path over the fetched pages' links
+        is within D now, queued; how many. A link from a page whose level
+        was lowered after its links were offered (through a shortcut found
+        later) lowers its targets' too, as urllist.ordered's relaxation:
+        here by a breadth-first walk, D levels deep, from the seeds over the
+        links each partition keeps under their page (oout:ID), in one
+        pipeline a partition a level. Run again by whoever finds the crawl
+        idle; queued twice, a URL is queued once."""
+        settings = self.settings() or {}
+        depth = int(settings.get("max_depth") or 0)
+        if not depth:
+            return 0
+        reached = {(part, int(i)) for part in range(self.count) for i in self._pipelined(
+            part, [("lrange", "oseeds", 0, -1)])[0]}
+        layer, entered = sorted(reached), 0
+        for level in range(1, depth + 1):
+            found: dict[int, list[str]] = {}
+            for part in range(self.count):
+                lists = self._pipelined(part, [("lrange", f"oout:{i}", 0, -1) for _, i in layer])
+                found[part] = sorted({fp.decode() for fps in lists for fp in fps})
+            layer, deferred = [], []
+            for part, fps in found.items():
+                ids = self._pipelined(part, [("hget", "oid", fp) for fp in fps])
+                for fp, item_id in zip(fps, ids):
+                    if item_id is None:
+                        deferred += [fp, level]
+                    elif (part, int(item_id)) not in reached:
+                        reached.add((part, int(item_id)))
+                        layer.append((part, int(item_id)))
+                if deferred:
+                    entered += int(self.run("enter", *deferred, part=part))
+                deferred = []
+        return entered
+
+    def _pipelined(self, part: int, commands: list[tuple]) -> list:
+        """Read-only commands on keys of partition ``part`` (named without its
+        prefix), in one round trip."""
+        target = self.parts[part]
+
+        def send():
+            pipe = target.client.pipeline(transaction=False)
+            for name, key, *args in commands:
+                getattr(pipe, name)(target.prefix + key, *args)
+            return pipe.execute()
+        return self.call(send) if commands else []
 
     def _open_seeds(self) -> tuple[tuple[int, ...], bool]:
         """Level 0 opened with every partition's seeds, if the crawl's maker
@@ -2366,6 +2462,8 @@ class RedisFrontier:
         self._advanced_at = time.monotonic()
         flags, finished = self._shared.advance()
         self._finished = self._finished or finished
+        if self.ordered and not finished:   # URLs beyond --max-depth may have been queued
+            self._ask_again = [0.0] * self._parts
         if len(flags) > len(self._flags):
             self._flags = flags
             self._shared.share_budget()   # the new level's URLs need their shares at once
@@ -2541,7 +2639,7 @@ class RedisFrontier:
         POLL_SECONDS while it is not one)."""
         if not self._summary.finished:
             return False
-        if self._parts == 1 or self._finished:
+        if (self._parts == 1 and not (self.ordered and self._shared.keeps_links)) or self._finished:
             return True
         if time.monotonic() >= self._advanced_at + POLL_SECONDS:
             with self._gate.locked():
