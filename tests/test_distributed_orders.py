@@ -15,7 +15,7 @@ from shortcutsite import shortcut_site
 from test_distributed import ROOT, cli, finish, kill_9, start, union_rows, wait_for, wait_rows
 from urllist.redisqueue import fingerprint, parse_entry, shared_over
 
-SHARED = ("importance", "opic", "best-first", "shark")
+SHARED = ("importance", "opic", "best-first", "best-n-first", "shark")
 DELAY = 0.2   # the workers that join after the first still find work
 
 
@@ -26,7 +26,7 @@ def site():
 
 
 def options(order, depth=0):
-    topic = ["--topic", "host page"] if order in ("best-first", "shark") else []
+    topic = ["--topic", "host page"] if order in ("best-first", "best-n-first", "shark") else []
     return ["--order", order, "--scope", "any", "--max-depth", str(depth), "--max-pages", "0",
             "--delay", str(DELAY), "--quiet", *topic]
 
@@ -100,7 +100,6 @@ def test_max_depth_in_an_order_fetches_the_one_machine_pages(order, site, tmp_pa
 
 @pytest.mark.parametrize("order, extra, said", [
     ("aco", (), "--order aco does not go with --redis: its pheromone"),
-    ("best-n-first", (), "--order best-n-first does not go with --redis: its batches"),
     ("importance", ("--order-param", "pagerank_every=10"),
      "--order importance does not go with --redis: pagerank_every"),
 ])
@@ -122,7 +121,7 @@ def test_a_shortcut_found_after_a_page_was_fetched_brings_its_links_within_max_d
     crawl = shared_over([redis_server.url], "t")
     url = lambda name: f"http://{name.lower()}.test/"
     assert crawl.create({"max_depth": 3}, [(url("S"), "s.test", "", "")], delay=0, per_host=1,
-                        max_pages=0, host_cap=0, query_cap=0, order=(2, 0.0, 0.0))
+                        max_pages=0, host_cap=0, query_cap=0, order=(2, 0.0, 0.0, 0))
     epoch = crawl.run("join", "w")[2]
     links = {"S": [("A", 100), ("X", 0)], "A": [("A2", 100)], "A2": [("B", 100)],
              "X": [("B", 0)], "B": [("C", 100)], "C": []}

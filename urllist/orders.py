@@ -46,11 +46,12 @@ page's cash (its acc when it was leased) split evenly among its links and
 the virtual page, each link's share to acc (the virtual page's share, the
 same for every known page, is dropped: it leaves their order as it is);
 best-first: R(l) to best; shark: its score to best, the inherited score to
-aux. What cannot be shared (``shared_refusal``): aco (its pheromone is laid
-along each page's path back to its seed, through every partition, and its
-choices are drawn from one generator), best-n-first (its batches are counted
-in one process's pages), importance's pagerank_every (a PageRank of the
-whole graph).
+aux; best-n-first: as best-first, a URL placed by its first score and its
+better ones applied every n pages acknowledged in its partition (the batch
+is a partition's, not the crawl's). What cannot be shared
+(``shared_refusal``): aco (its pheromone is laid along each page's path
+back to its seed, through every partition, and its choices are drawn from
+one generator), importance's pagerank_every (a PageRank of the whole graph).
 
 Resuming: an order's state is a function of the pages it heard of, in the
 order it heard of them, and of nothing else (no clock, no thread), so
@@ -138,9 +139,10 @@ class Order:
     shared = True   # runs shared, with shared_terms (else shared_refusal says why not)
     shared_refusal = ""
 
-    def shared_constants(self) -> tuple[float, float]:
-        """(c of the level term, a seed's acc) for a shared crawl's Redis."""
-        return 0.0, 0.0
+    def shared_constants(self) -> tuple[float, float, int]:
+        """(c of the level term, a seed's acc, a batch's pages: best-n-first's
+        n, 0: none) for a shared crawl's Redis."""
+        return 0.0, 0.0, 0
 
     def shared_terms(self, urls: list[str], anchor: list[float], relevance: float | None,
                      held: tuple[float, ...]) -> list[tuple[float, float, float]]:
@@ -186,7 +188,7 @@ class Importance(Order):
                       "partition holds; leave it 0 (in-links counted in each URL's partition)")
 
     def shared_constants(self):
-        return self.p["c"], 0.0
+        return self.p["c"], 0.0, 0
 
     def shared_terms(self, urls, anchor, relevance, held):
         return [(self.p["a"], self.p["b"] * url_score(url), 0.0) for url in urls]
@@ -272,7 +274,7 @@ class Opic(Order):
         self.frontier.rescore(targets)
 
     def shared_constants(self):
-        return 0.0, 1.0   # the seeds share 1 each
+        return 0.0, 1.0, 0   # the seeds share 1 each
 
     def shared_terms(self, urls, anchor, relevance, held):
         share = held[0] / (len(urls) + 1)
@@ -348,8 +350,8 @@ class BestFirst(Order):
 class BestNFirst(BestFirst):
     name = "best-n-first"
     DEFAULTS = {**BestFirst.DEFAULTS, "n": 256.0}
-    shared = False
-    shared_refusal = "its batches of n pages are counted in one process; use best-first"
+    def shared_constants(self):
+        return 0.0, 0.0, max(int(self.p["n"]), 1)
 
     def __init__(self, params=None) -> None:
         super().__init__(params)

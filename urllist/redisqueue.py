@@ -244,7 +244,7 @@ local p = KEYS[1]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local cfg = redis.call('HMGET', p .. 'cfg', 'delay', 'per_host', 'max_pages', 'lease', 'host_cap',
-                      'query_cap', 'pattern_cap', 'parts', 'part', 'order', 'order_c')
+                      'query_cap', 'pattern_cap', 'parts', 'part', 'order', 'order_c', 'order_n')
 local DELAY, PER_HOST, MAX_PAGES = tonumber(cfg[1]), tonumber(cfg[2]), tonumber(cfg[3])
 local LEASE, HOST_CAP, QUERY_CAP = tonumber(cfg[4]), tonumber(cfg[5]), tonumber(cfg[6])
 local PATTERN_CAP = tonumber(cfg[7]) or 0   -- levels below a pattern's first; 0 = no limit
@@ -253,6 +253,7 @@ local PARTS, PART = tonumber(cfg[8]) or 1, tonumber(cfg[9]) or 0   -- the crawl'
 -- (2: with --max-depth, whose closure needs the links: KEEP_LINKS)
 local ORDERED, ORDER_C = cfg[10] == '1' or cfg[10] == '2', tonumber(cfg[11]) or 0
 local KEEP_LINKS = cfg[10] == '2'
+local BATCH = tonumber(cfg[12]) or 0   -- best-n-first's n: better scores applied every n pages
 local INF = 1e15
 local HOLD_MS = 10000
 
@@ -818,7 +819,10 @@ local function oknown(fp, level, add, best, aux)
       f[2] = level
       entry = table.concat(f, '\t')
     end
-    oqueue(known, entry, f)
+    if BATCH > 0 then   -- placed again with the next batch (acks_written)
+      redis.call('HSET', p .. 'oe', known, entry)
+      redis.call('SADD', p .. 'opend', known)
+    else oqueue(known, entry, f) end
   end
 end
 
@@ -937,6 +941,15 @@ local function acks_written(w)
   redis.call('HINCRBY', p .. 'state', 'leased', -k)
   redis.call('HINCRBY', p .. 'state', 'processed', k)
   for level, done in pairs(ACKED.levels) do redis.call('HINCRBY', p .. 'levels', 'd:' .. level, done) end
+  if BATCH > 0 and redis.call('HINCRBY', p .. 'state', 'batch', k) >= BATCH then
+    -- best-n-first's next batch, counted in this partition's pages: every better score applied
+    redis.call('HSET', p .. 'state', 'batch', 0)
+    for _, id in ipairs(redis.call('SMEMBERS', p .. 'opend')) do
+      local entry = redis.call('HGET', p .. 'oe', id)
+      if entry then oqueue(id, entry, split(entry)) end
+    end
+    redis.call('DEL', p .. 'opend')
+  end
 end
 """.replace("WINDOW_MS", str(WINDOW_MS)).replace("TICK_MS", str(round(TICK_SECONDS * 1000))) \
     .replace("AHEAD_MS", str(AHEAD_MS))
@@ -1295,8 +1308,8 @@ return 1
 
 # ARGV: settings JSON, delay ms, per_host, max_pages, lease ms, host cap,
 # query cap, pattern cap, partitions, this partition's number, order (1:
-# another than bfs), order_c (importance's c), a seed's acc (opic: its
-# cash), then (fingerprint, host, path-if-query, pattern-or-'', url) per seed of its
+# another than bfs; 2: with --max-depth), order_c (importance's c), a
+# seed's acc (opic: its cash), order_n (best-n-first's n), then (fingerprint, host, path-if-query, pattern-or-'', url) per seed of its
 # hosts. Seeds pass the seen-set and the trap limits as links do (a crawl of
 # one machine queues them through TrapGuard too). The seeds queued, or -1:
 # the crawl exists already.
@@ -1306,13 +1319,13 @@ redis.call('SET', p .. 'settings', ARGV[1])
 redis.call('HSET', p .. 'cfg', 'delay', ARGV[2], 'per_host', ARGV[3], 'max_pages', ARGV[4],
            'lease', ARGV[5], 'host_cap', ARGV[6], 'query_cap', ARGV[7],
            'pattern_cap', ARGV[8], 'parts', ARGV[9], 'part', ARGV[10], 'order', ARGV[11],
-           'order_c', ARGV[12])
+           'order_c', ARGV[12], 'order_n', ARGV[14])
 HOST_CAP, QUERY_CAP, PATTERN_CAP = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 PARTS, PART = tonumber(ARGV[9]), tonumber(ARGV[10])
 ORDERED, KEEP_LINKS = ARGV[11] ~= '0', ARGV[11] == '2'
 redis.call('HSET', p .. 'state', 'next_id', 0, 'processed', 0, 'leased', 0, 'reclaimed', 0)
 local n = 0
-for i = 14, #ARGV, 5 do
+for i = 15, #ARGV, 5 do
   local h, path, pattern, url = ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
   if seen_add(ARGV[i]) == 1 and not trap_admit(h, path, pattern, 0) then
     local entry = new_id() .. '\t0\t\t' .. h .. '\t' .. url
@@ -1580,14 +1593,14 @@ class SharedCrawl:
     def create(self, settings: dict, seeds: Iterable[tuple[str, str, str, str]], *, delay: float,
                per_host: int, max_pages: int, host_cap: int, query_cap: int,
                lease_seconds: float = LEASE_SECONDS, pattern_cap: int = 0,
-               order: tuple[int, float, float] | None = None) -> bool:
+               order: tuple[int, float, float, int] | None = None) -> bool:
         """Store a new crawl's settings and seeds ((url, host, path if it has
         a query or '', pattern or '')); False if a crawl with this id exists
         already. ``order``: another order than bfs, (2 with --max-depth, else
-        1; its c; a seed's acc: Order.shared_constants)."""
+        1; its c, a seed's acc, its batch: Order.shared_constants)."""
         head = [json.dumps(settings), round(delay * 1000), per_host, max_pages,
                 round(lease_seconds * 1000), host_cap, query_cap, pattern_cap, self.count]
-        tail = list(order) if order else [0, 0, 0]
+        tail = list(order) if order else [0, 0, 0, 0]
         seeds_of = [[] for _ in self.parts]
         for url, host, path, pattern in seeds:
             seeds_of[self.part_of(host)] += [fingerprint(url), host, path, pattern, url]
