@@ -735,9 +735,11 @@ local function opriority(f, terms)
   return tonumber(t[1]) + tonumber(t[2]) + ORDER_C / (1 + tonumber(f[2]))
 end
 
-local function oqueue(id, entry, f)
-  redis.call('ZADD', p .. 'oq:' .. f[4], -opriority(f, redis.call('HGET', p .. 'ov', id)), omember(id))
-  redis.call('HSET', p .. 'oe', id, entry)
+-- terms: its ov (read here if not given); entry_kept: oe holds this entry already
+local function oqueue(id, entry, f, terms, entry_kept)
+  terms = terms or redis.call('HGET', p .. 'ov', id)
+  redis.call('ZADD', p .. 'oq:' .. f[4], -opriority(f, terms), omember(id))
+  if not entry_kept then redis.call('HSET', p .. 'oe', id, entry) end
 end
 
 ohint = function(h)
@@ -798,7 +800,7 @@ local function oenter(fp, level, parent, h, url, terms)
   local entry = nid .. '\t' .. level .. '\t' .. parent .. '\t' .. h .. '\t' .. url
   redis.call('HSET', p .. 'ov', nid, terms)
   redis.call('HSET', p .. 'oid', fp, nid)
-  oqueue(nid, entry, split(entry))
+  oqueue(nid, entry, split(entry), terms)
   redis.call('ZADD', p .. 'otime', 'NX', ready_at(h), h)
   return nid
 end
@@ -810,20 +812,25 @@ local function oknown(fp, level, add, best, aux)
   local terms = known and redis.call('HGET', p .. 'ov', known)
   if not terms then return end   -- done, or beyond --max-depth
   local t = split(terms)
-  redis.call('HSET', p .. 'ov', known, (tonumber(t[1]) + add) .. '\t' .. math.max(tonumber(t[2]), best)
-             .. '\t' .. math.max(tonumber(t[3]), aux))
-  local entry = redis.call('HGET', p .. 'oe', known)
-  if entry then   -- waiting: scored again, its level lowered by a shorter path
-    local f = split(entry)
-    if level < tonumber(f[2]) then
-      f[2] = level
-      entry = table.concat(f, '\t')
-    end
-    if BATCH > 0 then   -- placed again with the next batch (acks_written)
-      redis.call('HSET', p .. 'oe', known, entry)
-      redis.call('SADD', p .. 'opend', known)
-    else oqueue(known, entry, f) end
+  local better = add ~= 0 or best > tonumber(t[2]) or aux > tonumber(t[3])
+  if better then
+    terms = (tonumber(t[1]) + add) .. '\t' .. math.max(tonumber(t[2]), best) .. '\t'
+            .. math.max(tonumber(t[3]), aux)
+    redis.call('HSET', p .. 'ov', known, terms)
   end
+  local entry = redis.call('HGET', p .. 'oe', known)
+  if not entry then return end   -- leased
+  local f = split(entry)   -- waiting: scored again, its level lowered by a shorter path
+  local lower = level < tonumber(f[2])
+  if lower then
+    f[2] = level
+    entry = table.concat(f, '\t')
+  end
+  if not (better or lower) then return end
+  if BATCH > 0 then   -- placed again with the next batch (acks_written)
+    if lower then redis.call('HSET', p .. 'oe', known, entry) end
+    redis.call('SADD', p .. 'opend', known)
+  else oqueue(known, entry, f, terms, not lower) end
 end
 
 -- The links of page id of level (ARGV[at ...], 5 fields each, the URL's
@@ -946,7 +953,7 @@ local function acks_written(w)
     redis.call('HSET', p .. 'state', 'batch', 0)
     for _, id in ipairs(redis.call('SMEMBERS', p .. 'opend')) do
       local entry = redis.call('HGET', p .. 'oe', id)
-      if entry then oqueue(id, entry, split(entry)) end
+      if entry then oqueue(id, entry, split(entry), nil, true) end
     end
     redis.call('DEL', p .. 'opend')
   end
