@@ -715,7 +715,7 @@ local function lease(w, n, given, ahead)
   return out, waits, later
 end
 
--- Another --order than bfs (cfg order = 1). A host's waiting URLs are a
+-- Another --order than bfs (cfg order = 1, or 2 with --max-depth). A host's waiting URLs are a
 -- ZSET oq:HOST of ids (zero-padded: equal scores go smallest id first, as
 -- in urllist.ordered) scored by minus their priority; oe holds a waiting
 -- URL's entry, ov its order's terms ("acc\tbest\taux": acc sums what each
@@ -2529,7 +2529,8 @@ class RedisFrontier:
                 heads[host] = item.id
                 self._gate.leased(host)
                 self._leased.append((heard + int(wait) / 1000, item))
-            if acks and self._parts > 1 and self._summaries[part].level_done_here:
+            # (another order has no level: its end is checked when the replies show it, _done)
+            if acks and self._parts > 1 and not self.ordered and self._summaries[part].level_done_here:
                 self._advance()   # maybe the last page of the level, here: done everywhere?
             return replies
 
