@@ -141,3 +141,28 @@ def test_a_shortcut_found_after_a_page_was_fetched_brings_its_links_within_max_d
     assert crawl.advance() == ((), False)   # the closure queued C
     reply = crawl.run("sync", "w", epoch, seq + 1, 1, 0, 0)
     assert [(parse_entry(e)[0].url, parse_entry(e)[0].level) for e in reply[1]] == [(url("C"), 3)]
+
+
+@pytest.mark.parametrize("batch, first", [(0, "a"), (3, "b")])
+def test_best_n_first_applies_a_better_score_with_its_partitions_next_batch(batch, first,
+                                                                             redis_server):
+    """S links to a (0.1) and b (0.2), T to a (0.9), a and b on one host: as
+    best-first (batch 0) a goes first; with n = 3, a's better score waits for
+    the third page acknowledged here, so b (placed higher) goes first."""
+    crawl = shared_over([redis_server.url], "t")
+    url = lambda name: f"http://{name}.test/"
+    seeds = [(url(name), f"{name}.test", "", "") for name in ("s", "t")]
+    assert crawl.create({}, seeds, delay=0, per_host=1, max_pages=0, host_cap=0, query_cap=0,
+                        order=(1, 0.0, 0.0, batch))
+    epoch = crawl.run("join", "w")[2]
+    held = {parse_entry(e)[0].url: parse_entry(e)[0] for e in crawl.run("sync", "w", epoch, 1, 2,
+                                                                         0, 0)[1]}
+    target = lambda name: f"http://x.test/{name}"
+    link = lambda name, best: [fingerprint(target(name)), "x.test", "", "",
+                               f"{target(name)}\t0\t{best}\t0"]
+    for seq, (seed, links) in enumerate([("s", [("a", 0.1), ("b", 0.2)]), ("t", [("a", 0.9)])], 2):
+        sent = [field for name, best in links for field in link(name, best)]
+        crawl.run("sync", "w", epoch, seq, 0, 0, 0, held[url(seed)].id, "", "", "", 1, len(links),
+                  *sent)
+    leased = crawl.run("sync", "w", epoch, 4, 1, 0, 0)[1]
+    assert [parse_entry(e)[0].url for e in leased] == [target(first)]
