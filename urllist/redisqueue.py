@@ -52,6 +52,9 @@ Keys (``p`` = a partition's prefix):
   p trap:host, p trap:path   the trap limits' counters
   p trap:pattern  URL pattern -> the level it was first queued at (--max-pattern-depth;
                  kept when a lease is reclaimed: the level is the same when redone)
+  p oq:HOST, oe, ov, oid, otime, odef, oout:ID, oseeds, opend
+                 another --order's queues by score, instead of q:L:HOST and
+                 ready:L (the ordered scripts, after ``lease``, say each)
 
 The cost a page: one ``sync`` call. A worker's fetch thread, once its page
 is fetched and digested, gives back the page's request slot (with the ms
