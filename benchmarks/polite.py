@@ -392,6 +392,23 @@ def store(result: dict, results_dir: Path, results_md: Path) -> Path:
 
 
 # -- the command line --------------------------------------------------------------
+def run_options(command):
+    """--work, --results-dir, --results-md, --timeout and --keep-output: where a polite
+    benchmark works and stores, and how long one run may take."""
+    options = (
+        click.option("--work", type=click.Path(path_type=Path), default=BENCH_DIR / "work", show_default=True),
+        click.option("--results-dir", type=click.Path(path_type=Path), default=BENCH_DIR / "results",
+                     show_default=True),
+        click.option("--results-md", type=click.Path(path_type=Path), default=BENCH_DIR / "RESULTS.md",
+                     show_default=True),
+        click.option("--timeout", type=click.FloatRange(min=1), default=600.0, show_default=True,
+                     help="Seconds allowed per run."),
+        click.option("--keep-output", is_flag=True, help="Keep each run's output directory under --work/runs."))
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--sites", type=click.IntRange(1, 250), default=40, show_default=True,
               help="Sites, one per loopback address 127.0.0.2 ...")
@@ -417,12 +434,7 @@ def store(result: dict, results_dir: Path, results_md: Path) -> Path:
 @click.option("--name", default=None, help="File name of the result (without .json / .md).")
 @click.option("--save/--no-save", default=True, show_default=True,
               help="Store the result and rewrite RESULTS.md.")
-@click.option("--work", type=click.Path(path_type=Path), default=BENCH_DIR / "work", show_default=True)
-@click.option("--results-dir", type=click.Path(path_type=Path), default=BENCH_DIR / "results", show_default=True)
-@click.option("--results-md", type=click.Path(path_type=Path), default=BENCH_DIR / "RESULTS.md", show_default=True)
-@click.option("--timeout", type=click.FloatRange(min=1), default=600.0, show_default=True,
-              help="Seconds allowed per run.")
-@click.option("--keep-output", is_flag=True, help="Keep each run's output directory under --work/runs.")
+@run_options
 def main(sites, delay, shape, rounds, issue12, peers, shared_workers, ours_args, ours_commit,
          scrapy_concurrency, label, name, save, work, results_dir, results_md, timeout, keep_output):
     """Polite throughput: our crawler and Scrapy on many sites, one request per host, a fixed delay.

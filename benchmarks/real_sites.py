@@ -155,12 +155,7 @@ def _load_sites(generated: int, work: Path) -> tuple[SiteSet, str]:
 @click.option("--label", default="", help="Title of this result in RESULTS.md, e.g. 'before'.")
 @click.option("--name", default=None, help="File name of the result (without .json / .md).")
 @click.option("--save/--no-save", default=True, show_default=True, help="Store the result and rewrite RESULTS.md.")
-@click.option("--work", type=click.Path(path_type=Path), default=BENCH_DIR / "work", show_default=True)
-@click.option("--results-dir", type=click.Path(path_type=Path), default=BENCH_DIR / "results", show_default=True)
-@click.option("--results-md", type=click.Path(path_type=Path), default=BENCH_DIR / "RESULTS.md", show_default=True)
-@click.option("--timeout", type=click.FloatRange(min=1), default=600.0, show_default=True,
-              help="Seconds allowed per run.")
-@click.option("--keep-output", is_flag=True, help="Keep each run's output directory under --work/runs.")
+@polite.run_options
 def main(generated, delay, rounds, peers, ours_args, ours_commit, against, label, name, save, work, results_dir,
          results_md, timeout, keep_output):
     """The politeness bound on eight real documentation sites (or generated ones), with a timeline."""
