@@ -5,6 +5,7 @@ the offer that queues such a URL leases it to its claimer. Shown on a real
 redis-server and real sites: each URL requested once (the servers' logs),
 the one-machine crawl's levels, politeness kept, and nothing lost when the
 worker holding speculated URLs is killed -9."""
+import json
 from contextlib import ExitStack, contextmanager
 
 import pytest
@@ -14,6 +15,7 @@ from controller.resume import STATE_DIR
 from controller.shared import WORKER_ID_FILE
 from demosite import Response
 from demosite.server import serve
+from redisserver import RedisServer
 from test_distributed import finish, kill_9, page_requests, start, union_rows, wait_for
 
 DELAY = 0.15
@@ -67,40 +69,46 @@ def clean(sites):
     return sites
 
 
-def maker(roots, redis_url, out):
-    return ["crawl", *roots, "--redis", redis_url, "--crawl-id", "t", "--out", str(out),
+def on(urls):
+    return [arg for url in ([urls] if isinstance(urls, str) else urls) for arg in ("--redis", url)]
+
+
+def maker(roots, redis_urls, out):
+    return ["crawl", *roots, *on(redis_urls), "--crawl-id", "t", "--out", str(out),
             "--delay", str(DELAY), "--max-depth", "0", "--max-pages", "0", "--quiet",
             "--processes", "0"]
 
 
-def joiner(redis_url, out):
-    return ["worker", "--redis", redis_url, "--crawl-id", "t", "--out", str(out), "--quiet",
+def joiner(redis_urls, out):
+    return ["worker", *on(redis_urls), "--crawl-id", "t", "--out", str(out), "--quiet",
             "--processes", "0", "--wait-for-crawl", "60"]
 
 
-def three(roots, redis_url, dirs, cwd):
-    return [start(maker(roots, redis_url, dirs[0]), cwd)] + \
-        [start(joiner(redis_url, d), cwd) for d in dirs[1:]]
+def three(roots, redis_urls, dirs, cwd):
+    return [start(maker(roots, redis_urls, dirs[0]), cwd)] + \
+        [start(joiner(redis_urls, d), cwd) for d in dirs[1:]]
 
 
 def speculated(dirs) -> int:
     """Speculative fetches the workers handed to queued URLs (stats.json)."""
-    import json
     return sum(json.loads((d / "stats.json").read_text())["speculative"]["used"] for d in dirs)
 
 
-def test_speculated_urls_are_fetched_once_at_their_one_machine_level(clean, tmp_path, redis_server):
+@pytest.mark.parametrize("servers", [1, 2])
+def test_speculated_urls_are_fetched_once_at_their_one_machine_level(clean, tmp_path, servers):
     roots, logs, truth = clean
     dirs = [tmp_path / f"w{k}" for k in range(3)]
-    finish(three(roots, redis_server.url, dirs, tmp_path))
+    with ExitStack() as stack:
+        urls = [stack.enter_context(RedisServer(tmp_path / f"redis{k}")).url for k in range(servers)]
+        finish(three(roots, urls, dirs, tmp_path))
+        # every claim given to its claimer
+        assert not any(redis.Redis.from_url(url).keys("*claims*") for url in urls)
     assert {row["url"]: int(row["level"]) for row in union_rows(dirs)} == truth
     requests = page_requests(logs)
     assert sum(requests.values()) == len(truth) and set(requests.values()) == {1}
     assert speculated(dirs) >= 3   # the chain's pages beyond the level fetched ahead
     times = sorted(r.time for r in logs[1].snapshot())
     assert min(b - a for a, b in zip(times, times[1:])) >= 0.9 * DELAY
-    client = redis.Redis.from_url(redis_server.url)
-    assert not client.exists("crawl:{t}:claims")   # every claim given to its claimer
 
 
 def test_a_worker_killed_holding_speculated_urls_loses_nothing(clean, tmp_path, redis_server):

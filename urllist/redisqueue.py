@@ -2212,8 +2212,9 @@ class RedisFrontier:
             if word is not None:
                 with self._gate.locked():
                     ms = int(word[1])
-                    if ms < 0:   # a level closed (pages fetched ahead may be acknowledged), or all did
-                        self._told = True
+                    if ms < 0:   # a level closed (pages fetched ahead may be acknowledged), or all
+                        self._told = True   # did, or URLs it claimed were given to it: sync here
+                        self._ask_again[part] = 0.0
                     else:        # when a host of this partition may start for us
                         self._ask_again[part] = min(self._ask_again[part],
                                                     time.monotonic() + ms / 1000)
