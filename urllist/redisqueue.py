@@ -2286,7 +2286,7 @@ class RedisFrontier:
             # the pages acknowledged now are held no longer; those fetched
             # ahead hold up no level's end, so the cap (the weight) leaves them out
             ahead = self._ahead_held()
-            n = max(0, min(n, self._cap - len(self._held_ids) + ahead + len(acks)))
+            n = max(0, min(n, self._cap - len(self._held_ids) + self._idle_held() + len(acks)))
             slots = self._gate.take_giving_back(part)
             self._told = False
             args = [self._gate.next_seq(), n, max(0, self.max_ahead - ahead), len(slots) // 2, *slots]
@@ -2331,6 +2331,15 @@ class RedisFrontier:
         self._wake()
         return True
 
+    def _idle_held(self) -> int:
+        """Held URLs that occupy no fetch thread and hold up no level's end
+        for long: those fetched ahead, and those waiting here for their
+        host (a page after its robots.txt waits out the delay), at most
+        max_ahead of them. The cap leaves them out, so a worker starting on
+        many hosts does not lease one thread's worth a delay."""
+        waiting = sum(1 for *_, item in self._waiting if item.id >= 0)
+        return min(self._ahead_held() + waiting, max(self.max_ahead, self.threads))
+
     def _ahead_held(self) -> int:
         """URLs held of a level after the open one (fetched ahead, or parked)."""
         level = self.current_level
@@ -2372,7 +2381,7 @@ class RedisFrontier:
             # URLs held already (a chain's still to come among them) are not asked
             # for again; those fetched ahead hold up no level's end: the cap leaves them out
             wanted = min(n - len(out) - len(self._leased),
-                         self._cap - len(self._held_ids) + self._ahead_held())
+                         self._cap - len(self._held_ids) + self._idle_held())
             if self._told or self._give_back_due(now, part) or (
                     wanted > 0 and now >= self._ask_again[part]):
                 self._sync(wanted, [], part)
@@ -2660,7 +2669,7 @@ class RedisFrontier:
         """URLs to lease with a sync acknowledging this many pages: the
         threads they free, and those no held page occupies (a page held
         ahead of its level is fetched: it holds no thread)."""
-        return self.threads - len(self._held_ids) + self._ahead_held() + acknowledged
+        return self.threads - len(self._held_ids) + self._idle_held() + acknowledged
 
     def _acknowledge_partitioned(self, held: list) -> dict[int, list]:
         """The held pages acknowledged over several partitions, in the order
