@@ -430,6 +430,21 @@ def test_a_worker_started_before_its_crawl_waits_for_it(clean_logs, tmp_path, re
     assert gone.returncode == 2 and "no such crawl in Redis" in gone.stderr
 
 
+def test_a_worker_leases_past_its_threads_while_pages_wait_out_the_delay(clean_logs, tmp_path,
+                                                                        redis_server):
+    """One fetch thread, one second between a host's requests: after a host's
+    robots.txt its page waits out the delay in no thread, so the worker
+    leases the next host meanwhile (every host's robots.txt goes out before
+    the first page), as one machine does."""
+    roots, logs = clean_logs
+    finish([start(first_worker(roots, redis_server.url, tmp_path / "w", "--delay", "1",
+                               "--workers", "1", "--max-pages", str(len(roots))), tmp_path)])
+    robots = [r.time for log in logs for r in log.snapshot() if r.path == "/robots.txt"]
+    pages = [r.time for log in logs for r in log.snapshot() if r.path != "/robots.txt"]
+    assert len(robots) == len(pages) == len(roots)
+    assert max(robots) < min(pages)
+
+
 def test_settings_come_from_redis(tmp_path, redis_server, clean_logs):
     roots, _ = clean_logs
     finish([start(first_worker(roots, redis_server.url, tmp_path / "w0", "--max-depth", "1"),
