@@ -98,6 +98,15 @@ queued), which the worker fetches and keeps, and acknowledges only once
 the open level has closed (the Controller parks it); Redis tells it when
 that happens. So no host waits for the slowest host's level to end, and
 every URL's level and the flags are what they would be without it.
+Speculation (controller/speculation.py): the worker also fetches the links
+of the pages it holds ahead before they are queued, each first claimed
+(``speculate``: not in the seen-set, no other worker's claim, admitted by
+the trap limits at its deepest level, and its host with no URL queued
+here and free to start: the claim and the host's slot in one step, one
+call a partition for a pop's URLs). The offer that queues a claimed URL
+leases it to its claimer (given:W, heard with the claimer's next sync,
+which a wake word asks for), so it is fetched once and its level is the
+queue's; a worker's claims go with its leases when it dies or leaves.
 A URL leased by a worker whose deadline passes goes back to the head of its
 host's queue, its redirect marks leave the seen-set and the trap counts, and
 the worker is fenced: anything it sends later (an acknowledgement, a
