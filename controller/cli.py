@@ -433,7 +433,8 @@ def crawl_from(ctx, seeds, out, resume, overwrite, seed_files, config_file, **op
     _read_topic_file(options)
     options["redis_url"] = redis_servers(options["redis_url"])
     _refuse_unused(ctx, options, from_file)
-    if options["redis_url"] and (refusal := order_refusal(options["order"], "--redis")):
+    if options["redis_url"] and (refusal := order_refusal(
+            options["order"], "--redis", options["order_params"])):
         raise click.UsageError(refusal)
     if _given(ctx, "frontier_ram", options, from_file) and (
             refusal := order_refusal(options["order"], "--frontier-ram")):

@@ -56,6 +56,9 @@ Keys (``p`` = a partition's prefix):
   p trap:host, p trap:path   the trap limits' counters
   p trap:pattern  URL pattern -> the level it was first queued at (--max-pattern-depth;
                  kept when a lease is reclaimed: the level is the same when redone)
+  p oq:HOST, oe, ov, oid, otime, odef, oout:ID, oseeds, opend
+                 another --order's queues by score, instead of q:L:HOST and
+                 ready:L (the ordered scripts, after ``lease``, say each)
 
 The cost a page: one ``sync`` call. A worker's fetch thread, once its page
 is fetched and digested, gives back the page's request slot (with the ms
@@ -258,11 +261,16 @@ local p = KEYS[1]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local cfg = redis.call('HMGET', p .. 'cfg', 'delay', 'per_host', 'max_pages', 'lease', 'host_cap',
-                      'query_cap', 'pattern_cap', 'parts', 'part')
+                      'query_cap', 'pattern_cap', 'parts', 'part', 'order', 'order_c', 'order_n')
 local DELAY, PER_HOST, MAX_PAGES = tonumber(cfg[1]), tonumber(cfg[2]), tonumber(cfg[3])
 local LEASE, HOST_CAP, QUERY_CAP = tonumber(cfg[4]), tonumber(cfg[5]), tonumber(cfg[6])
 local PATTERN_CAP = tonumber(cfg[7]) or 0   -- levels below a pattern's first; 0 = no limit
 local PARTS, PART = tonumber(cfg[8]) or 1, tonumber(cfg[9]) or 0   -- the crawl's partitions, this one's
+-- another --order than bfs: queues by score (_ORDERED), no level barrier
+-- (2: with --max-depth, whose closure needs the links: KEEP_LINKS)
+local ORDERED, ORDER_C = cfg[10] == '1' or cfg[10] == '2', tonumber(cfg[11]) or 0
+local KEEP_LINKS = cfg[10] == '2'
+local BATCH = tonumber(cfg[12]) or 0   -- best-n-first's n: better scores applied every n pages
 local INF = 1e15
 local HOLD_MS = 10000
 
@@ -363,7 +371,9 @@ end
 
 -- The hint for h, after something made h ready sooner or later: in the
 -- open level's ready set, or else in the next level's (fetched ahead).
+local ohint
 local function hint(h)
+  if ORDERED then return ohint(h) end
   local level = open_level()
   if level < 0 then return end
   if redis.call('EXISTS', p .. 'q:' .. level .. ':' .. h) == 1 then
@@ -434,7 +444,9 @@ local function unclaim_all(w)
   redis.call('DEL', p .. 'given:' .. w)   -- what it lists is in lease:w, requeued with it
 end
 
+local orequeue
 local function requeue(entry)
+  if ORDERED then return orequeue(entry) end
   local f = split(entry)
   local level, h = f[2], f[4]
   redis.call('LPUSH', p .. 'q:' .. level .. ':' .. h, entry)
@@ -516,7 +528,7 @@ end
 -- the workers close it over all of them (SharedCrawl.advance) and each
 -- partition is told (the open script).
 local function close_levels()
-  if PARTS > 1 then return end
+  if PARTS > 1 or ORDERED then return end
   while true do
     local level = open_level()
     local c = redis.call('HMGET', p .. 'levels', 'q:' .. level, 'd:' .. level, 'q:' .. (level + 1))
@@ -581,6 +593,10 @@ end
 -- open level's ready set and (fetch-ahead, not under a page budget) the
 -- next level's. nil: no host queued.
 local function first_ready()
+  if ORDERED then
+    local first = redis.call('ZRANGE', p .. 'otime', 0, 0, 'WITHSCORES')
+    return #first > 0 and tonumber(first[2]) or nil
+  end
   local level, best = math.max(open_level(), 0), nil
   for lv = level, MAX_PAGES > 0 and level or level + 1 do
     local first = redis.call('ZRANGE', p .. 'ready:' .. lv, 0, 0, 'WITHSCORES')
@@ -651,7 +667,9 @@ end
 -- exact. A host gives its next level's URLs only once its open-level queue
 -- is empty (a host's URLs go in level order, as in one machine's FIFO).
 -- Not under a page budget: the budget must go to the open level first.
+local olease
 local function lease(w, n, given, ahead)
+  if ORDERED then return olease(w, n, given) end
   local out, waits, later, chainable, fields = {}, {}, {}, {}, {}
   local level = open_level()
   local after = level + 1
@@ -747,6 +765,166 @@ local function lease(w, n, given, ahead)
   return out, waits, later
 end
 
+-- Another --order than bfs (cfg order = 1, or 2 with --max-depth). A host's waiting URLs are a
+-- ZSET oq:HOST of ids (zero-padded: equal scores go smallest id first, as
+-- in urllist.ordered) scored by minus their priority; oe holds a waiting
+-- URL's entry, ov its order's terms ("acc\tbest\taux": acc sums what each
+-- link brought (importance's in-links times a, opic's cash), best is the
+-- best link score (best-first, shark; importance's b*IL), aux the best
+-- inherited score (shark)), oid a known URL's id by fingerprint (a link to
+-- it may raise its score or lower its level). otime: hosts with waiting
+-- URLs by when they may start (a hint never later than the truth, as
+-- ready:L). No level barrier: a URL's level is the shortest path offered
+-- so far, and the final levels are recomputed from the edges (crawler merge).
+local SEED_PRIORITY = 1e9
+local function omember(id) return string.format('%015d', tonumber(id)) end
+
+local function opriority(f, terms)
+  if f[3] == '' and tonumber(f[2]) == 0 then return SEED_PRIORITY end
+  local t = split(terms or '0\t0\t0')
+  return tonumber(t[1]) + tonumber(t[2]) + ORDER_C / (1 + tonumber(f[2]))
+end
+
+-- terms: its ov (read here if not given); entry_kept: oe holds this entry already
+local function oqueue(id, entry, f, terms, entry_kept)
+  terms = terms or redis.call('HGET', p .. 'ov', id)
+  redis.call('ZADD', p .. 'oq:' .. f[4], -opriority(f, terms), omember(id))
+  if not entry_kept then redis.call('HSET', p .. 'oe', id, entry) end
+end
+
+ohint = function(h)
+  if redis.call('EXISTS', p .. 'oq:' .. h) == 1 then redis.call('ZADD', p .. 'otime', ready_at(h), h)
+  else redis.call('ZREM', p .. 'otime', h) end
+end
+
+orequeue = function(entry)
+  local f = split(entry)
+  oqueue(f[1], entry, f)
+  redis.call('ZADD', p .. 'otime', 0, f[4])
+end
+
+-- Up to n URLs, the best first among the hosts that may start within
+-- AHEAD_MS (at most 4n + 16 of them looked at, the soonest ready), one a
+-- host per call, each with its slot taken: the order decides which,
+-- politeness when (as OrderedFrontier.pop). No chains, no fetch-ahead.
+olease = function(w, n, given)
+  local out, waits, fields, terms = {}, {}, {}, {}
+  for _, h in ipairs(given) do give_slot(w, h) end
+  local soon = now + AHEAD_MS
+  local hosts = redis.call('ZRANGEBYSCORE', p .. 'otime', '-inf', soon, 'LIMIT', 0, 4 * n + 16)
+  local ready = {}
+  for _, h in ipairs(hosts) do
+    local at = ready_at(h)
+    local top = redis.call('ZRANGE', p .. 'oq:' .. h, 0, 0, 'WITHSCORES')
+    if #top == 0 then redis.call('ZREM', p .. 'otime', h)
+    elseif at > soon then redis.call('ZADD', p .. 'otime', at, h)
+    else ready[#ready + 1] = {tonumber(top[2]), top[1], h, at} end
+  end
+  table.sort(ready, function(a, b)
+    if a[1] ~= b[1] then return a[1] < b[1] end
+    return a[2] < b[2]
+  end)
+  for _, c in ipairs(ready) do
+    if n <= 0 or limit_reached() then break end
+    local id, h = tostring(tonumber(c[2])), c[3]
+    redis.call('ZREM', p .. 'oq:' .. h, c[2])
+    local entry = redis.call('HGET', p .. 'oe', id)
+    redis.call('HDEL', p .. 'oe', id)
+    take_slot(w, h, c[4])
+    ohint(h)
+    fields[#fields + 1] = id
+    fields[#fields + 1] = entry
+    out[#out + 1] = entry
+    waits[#waits + 1] = math.max(0, c[4] - now)
+    terms[#terms + 1] = redis.call('HGET', p .. 'ov', id) or '0\t0\t0'
+    redis.call('HINCRBY', p .. 'state', 'leased', 1)
+    n = n - 1
+  end
+  if #fields > 0 then redis.call('HSET', p .. 'lease:' .. w, unpack(fields)) end
+  return out, waits, {}, terms
+end
+
+-- A URL queued at level (its page's parent id, host, url, terms "add\tbest\taux").
+local function oenter(fp, level, parent, h, url, terms)
+  local nid = tostring(new_id())
+  local entry = nid .. '\t' .. level .. '\t' .. parent .. '\t' .. h .. '\t' .. url
+  redis.call('HSET', p .. 'ov', nid, terms)
+  redis.call('HSET', p .. 'oid', fp, nid)
+  oqueue(nid, entry, split(entry), terms)
+  redis.call('ZADD', p .. 'otime', 'NX', ready_at(h), h)
+  return nid
+end
+
+-- A known URL still waiting takes a link's terms (acc + add, the best of
+-- best and aux) and the shorter path's level.
+local function oknown(fp, level, add, best, aux)
+  local known = redis.call('HGET', p .. 'oid', fp)
+  local terms = known and redis.call('HGET', p .. 'ov', known)
+  if not terms then return end   -- done, or beyond --max-depth
+  local t = split(terms)
+  local better = add ~= 0 or best > tonumber(t[2]) or aux > tonumber(t[3])
+  if better then
+    terms = (tonumber(t[1]) + add) .. '\t' .. math.max(tonumber(t[2]), best) .. '\t'
+            .. math.max(tonumber(t[3]), aux)
+    redis.call('HSET', p .. 'ov', known, terms)
+  end
+  local entry = redis.call('HGET', p .. 'oe', known)
+  if not entry then return end   -- leased
+  local f = split(entry)   -- waiting: scored again, its level lowered by a shorter path
+  local lower = level < tonumber(f[2])
+  if lower then
+    f[2] = level
+    entry = table.concat(f, '\t')
+  end
+  if not (better or lower) then return end
+  if BATCH > 0 then   -- placed again with the next batch (acks_written)
+    if lower then redis.call('HSET', p .. 'oe', known, entry) end
+    redis.call('SADD', p .. 'opend', known)
+  else oqueue(known, entry, f, terms, not lower) end
+end
+
+-- The links of page id of level (ARGV[at ...], 5 fields each, the URL's
+-- field followed by the link's terms: "url\tadd\tbest\taux"): a new one
+-- queued at level + 1, or (not expand: beyond --max-depth) kept aside in
+-- odef (fingerprint -> parent, host, url, terms) until a shorter path
+-- brings it within (a link here, or the closure: SharedCrawl.close_deferred,
+-- over the links kept under their page in oout:ID); a known one: oknown.
+local function ooffer_links(id, level, expand, at, links)
+  local new, seen, host_full, query_full, beyond, cut = {}, 0, 0, 0, 0, {}
+  for i = at, at + 5 * (links - 1), 5 do
+    local fp, h, path, pattern = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+    local l = split(ARGV[i + 4])
+    local url, add, best, aux = l[1], tonumber(l[2] or '0'), tonumber(l[3] or '0'), tonumber(l[4] or '0')
+    local terms = add .. '\t' .. best .. '\t' .. aux
+    if KEEP_LINKS then redis.call('RPUSH', p .. 'oout:' .. id, fp) end
+    if seen_add(fp) == 0 then
+      local deferred = expand and redis.call('HGET', p .. 'odef', fp)
+      if deferred then
+        redis.call('HDEL', p .. 'odef', fp)
+        local d = split(deferred)
+        new[#new + 1] = oenter(fp, level + 1, d[1], d[2], d[3], terms)
+        new[#new + 1] = d[3]
+      else
+        seen = seen + 1
+        oknown(fp, level + 1, add, best, aux)
+      end
+    else
+      local refused = trap_admit(h, path, pattern, level + 1)
+      if refused == 'host-pages' then host_full = host_full + 1
+      elseif refused == 'pattern-depth' then cut[#cut + 1] = pattern
+      elseif refused == 'query-variants' then query_full = query_full + 1
+      elseif not expand then
+        redis.call('HSET', p .. 'odef', fp, id .. '\t' .. h .. '\t' .. url .. '\t' .. terms)
+        beyond = beyond + 1
+      else
+        new[#new + 1] = oenter(fp, level + 1, id, h, url, terms)
+        new[#new + 1] = url
+      end
+    end
+  end
+  return {new, {seen, host_full, query_full, beyond, #cut}, cut}
+end
+
 -- What a call's acknowledgements write, gathered so that several pages
 -- acknowledged together cost one command each (acks_written).
 local ACKED = {ids = {}, marks = {}, rows = {}, levels = {}}
@@ -755,6 +933,7 @@ local ACKED = {ids = {}, marks = {}, rows = {}, levels = {}}
 -- level + 1 if new (expand: within --max-depth), here: their hosts are
 -- this partition's. {new (id, url ...), counts, cut patterns}.
 local function offer_links(id, level, expand, at, links)
+  if ORDERED then return ooffer_links(id, level, expand, at, links) end
   local new, seen, host_full, query_full, beyond, cut = {}, 0, 0, 0, 0, {}
   for i = at, at + 5 * (links - 1), 5 do
     local fp, h, path, pattern, url = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
@@ -798,6 +977,7 @@ local function ack(w, id, md5, dup, elsewhere, expand, at, links)
     return {tonumber(f[2]), {}, {0, 0, 0, 0, 0}, tonumber(f[1]), {}}
   end
   local level = tonumber(split(entry)[2])
+  if ORDERED then redis.call('HDEL', p .. 'ov', id) end   -- its scores went with it (opic: its cash)
   ACKED.ids[#ACKED.ids + 1] = id
   ACKED.marks[#ACKED.marks + 1] = p .. 'lseen:' .. id
   ACKED.levels[level] = (ACKED.levels[level] or 0) + 1
@@ -820,6 +1000,15 @@ local function acks_written(w)
   redis.call('HINCRBY', p .. 'state', 'leased', -k)
   redis.call('HINCRBY', p .. 'state', 'processed', k)
   for level, done in pairs(ACKED.levels) do redis.call('HINCRBY', p .. 'levels', 'd:' .. level, done) end
+  if BATCH > 0 and redis.call('HINCRBY', p .. 'state', 'batch', k) >= BATCH then
+    -- best-n-first's next batch, counted in this partition's pages: every better score applied
+    redis.call('HSET', p .. 'state', 'batch', 0)
+    for _, id in ipairs(redis.call('SMEMBERS', p .. 'opend')) do
+      local entry = redis.call('HGET', p .. 'oe', id)
+      if entry then oqueue(id, entry, split(entry), nil, true) end
+    end
+    redis.call('DEL', p .. 'opend')
+  end
 end
 """.replace("WINDOW_MS", str(WINDOW_MS)).replace("TICK_MS", str(round(TICK_SECONDS * 1000))) \
     .replace("AHEAD_MS", str(AHEAD_MS))
@@ -867,13 +1056,13 @@ end
 acks_written(w)
 if #acks > 0 then close_levels() end
 if retry then n = 0 end   -- the lost reply held its URLs: the worker's resync gives them back
-local out, waits, later = lease(w, n, given, ahead)
+local out, waits, later, terms = lease(w, n, given, ahead)
 for _, h in ipairs(later) do hint(h) end
 wake_idle()   -- another worker: this one asks again when it will
 if #out < n then redis.call('SADD', p .. 'idle', w) end
 local given = redis.call('LRANGE', p .. 'given:' .. w, 0, -1)
 if #given > 0 then redis.call('DEL', p .. 'given:' .. w) end
-return {acks, out, summary(), waits, given}
+return {acks, out, summary(), waits, terms or {}, given}
 """
 
 # Once a second, a worker's bookkeeping (its heartbeat thread). ARGV:
@@ -1142,6 +1331,10 @@ local level = open_level()
 local c = redis.call('HMGET', p .. 'levels', 'q:' .. level, 'd:' .. level)
 -- no fetch-ahead under a budget: every URL leased here is of the open level
 local pending = math.max(0, (tonumber(c[1]) or 0) - (tonumber(c[2]) or 0) - (tonumber(s[4]) or 0))
+if ORDERED then   -- no levels: every URL queued here and not leased yet
+  local queued = tonumber(redis.call('HGET', p .. 'state', 'next_id') or '0')
+  pending = math.max(0, queued - (tonumber(s[4]) or 0) - (tonumber(s[5]) or 0))
+end
 local spare = quota - used - pending
 if spare > 0 then quota, returned = quota - spare, returned + spare end
 redis.call('HSET', p .. 'state', 'quota', quota, 'got', got, 'returned', returned)
@@ -1178,6 +1371,25 @@ redis.call('HSET', b, 'free', free)
 return out
 """
 
+# ARGV: (fingerprint, level) per URL kept aside beyond --max-depth that the
+# closure found within it (SharedCrawl.close_deferred): queued, if still
+# aside (entered twice: once). The URLs queued.
+_ENTER = _PRELUDE + r"""
+local n = 0
+for i = 1, #ARGV, 2 do
+  local deferred = redis.call('HGET', p .. 'odef', ARGV[i])
+  if deferred then
+    redis.call('HDEL', p .. 'odef', ARGV[i])
+    local d = split(deferred)
+    oenter(ARGV[i], tonumber(ARGV[i + 1]), d[1], d[2], d[3], d[4] .. '\t' .. d[5] .. '\t' .. d[6])
+    n = n + 1
+  end
+end
+if n > 0 then wake_idle() end
+return n
+"""
+
+
 # ARGV: worker, origin. robots.txt's load for an origin belongs to one
 # worker while that worker lives (its lease deadline not past): no guess of
 # how long a slow load may take, and a dead loader's claim passes on.
@@ -1195,8 +1407,9 @@ return 1
 """
 
 # ARGV: settings JSON, delay ms, per_host, max_pages, lease ms, host cap,
-# query cap, pattern cap, partitions, this partition's number, then
-# (fingerprint, host, path-if-query, pattern-or-'', url) per seed of its
+# query cap, pattern cap, partitions, this partition's number, order (1:
+# another than bfs; 2: with --max-depth), order_c (importance's c), a
+# seed's acc (opic: its cash), order_n (best-n-first's n), then (fingerprint, host, path-if-query, pattern-or-'', url) per seed of its
 # hosts. Seeds pass the seen-set and the trap limits as links do (a crawl of
 # one machine queues them through TrapGuard too). The seeds queued, or -1:
 # the crawl exists already.
@@ -1205,16 +1418,27 @@ if redis.call('EXISTS', p .. 'state') == 1 then return -1 end
 redis.call('SET', p .. 'settings', ARGV[1])
 redis.call('HSET', p .. 'cfg', 'delay', ARGV[2], 'per_host', ARGV[3], 'max_pages', ARGV[4],
            'lease', ARGV[5], 'host_cap', ARGV[6], 'query_cap', ARGV[7],
-           'pattern_cap', ARGV[8], 'parts', ARGV[9], 'part', ARGV[10])
+           'pattern_cap', ARGV[8], 'parts', ARGV[9], 'part', ARGV[10], 'order', ARGV[11],
+           'order_c', ARGV[12], 'order_n', ARGV[14])
 HOST_CAP, QUERY_CAP, PATTERN_CAP = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 PARTS, PART = tonumber(ARGV[9]), tonumber(ARGV[10])
+ORDERED, KEEP_LINKS = ARGV[11] ~= '0', ARGV[11] == '2'
 redis.call('HSET', p .. 'state', 'next_id', 0, 'processed', 0, 'leased', 0, 'reclaimed', 0)
 local n = 0
-for i = 11, #ARGV, 5 do
+for i = 15, #ARGV, 5 do
   local h, path, pattern, url = ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
   if seen_add(ARGV[i]) == 1 and not trap_admit(h, path, pattern, 0) then
-    redis.call('RPUSH', p .. 'q:0:' .. h, new_id() .. '\t0\t\t' .. h .. '\t' .. url)
-    redis.call('ZADD', p .. 'ready:0', 'NX', 0, h)
+    local entry = new_id() .. '\t0\t\t' .. h .. '\t' .. url
+    if ORDERED then
+      local id = split(entry)[1]
+      redis.call('HSET', p .. 'ov', id, ARGV[13] .. '\t0\t0')
+      redis.call('RPUSH', p .. 'oseeds', id)
+      redis.call('HSET', p .. 'oid', ARGV[i], id)
+      orequeue(entry)
+    else
+      redis.call('RPUSH', p .. 'q:0:' .. h, entry)
+      redis.call('ZADD', p .. 'ready:0', 'NX', 0, h)
+    end
     n = n + 1
   end
 end
@@ -1383,7 +1607,7 @@ class Partition:
 _SCRIPTS = (("sync", _SYNC), ("tick", _TICK), ("mark", _MARK), ("gate", _GATE), ("join", _JOIN),
             ("leave", _LEAVE), ("create", _CREATE), ("resync", _RESYNC), ("claim", _CLAIM),
             ("offer", _OFFER), ("content", _CONTENT), ("open", _OPEN), ("quota", _QUOTA),
-            ("pool", _POOL), ("speculate", _SPECULATE))
+            ("pool", _POOL), ("enter", _ENTER), ("speculate", _SPECULATE))
 
 
 class SharedCrawl:
@@ -1406,6 +1630,8 @@ class SharedCrawl:
         self.lost_replies = 0   # calls retried after Redis went away: state to check again
         self._max_pages: int | None = None
         self._flags: list[int] = []   # the crawl's flags read so far (they are only appended to)
+        self._ordered: bool | None = None
+        self.keeps_links = False   # another order with --max-depth: close_deferred at the end
 
     @property
     def count(self) -> int:
@@ -1466,12 +1692,15 @@ class SharedCrawl:
 
     def create(self, settings: dict, seeds: Iterable[tuple[str, str, str, str]], *, delay: float,
                per_host: int, max_pages: int, host_cap: int, query_cap: int,
-               lease_seconds: float = LEASE_SECONDS, pattern_cap: int = 0) -> bool:
+               lease_seconds: float = LEASE_SECONDS, pattern_cap: int = 0,
+               order: tuple[int, float, float, int] | None = None) -> bool:
         """Store a new crawl's settings and seeds ((url, host, path if it has
         a query or '', pattern or '')); False if a crawl with this id exists
-        already."""
+        already. ``order``: another order than bfs, (2 with --max-depth, else
+        1; its c, a seed's acc, its batch: Order.shared_constants)."""
         head = [json.dumps(settings), round(delay * 1000), per_host, max_pages,
                 round(lease_seconds * 1000), host_cap, query_cap, pattern_cap, self.count]
+        tail = list(order) if order else [0, 0, 0, 0]
         seeds_of = [[] for _ in self.parts]
         for url, host, path, pattern in seeds:
             seeds_of[self.part_of(host)] += [fingerprint(url), host, path, pattern, url]
@@ -1480,7 +1709,7 @@ class SharedCrawl:
         total = 0
         # partition 0 last: workers take the crawl for made once it has its keys
         for part in reversed(range(self.count)):
-            made = int(self.run("create", *head, part, *seeds_of[part], part=part))
+            made = int(self.run("create", *head, part, *tail, *seeds_of[part], part=part))
             if made < 0:
                 return False
             total += made
@@ -1495,6 +1724,16 @@ class SharedCrawl:
             self._max_pages = int(self.call(
                 lambda: self.client.hget(self.prefix + "cfg", "max_pages")) or 0)
         return self._max_pages
+
+    @property
+    def ordered(self) -> bool:
+        """Made in another --order than bfs: queues by score, no level barrier."""
+        if self._ordered is None:   # read once the crawl is made (a worker may be made before)
+            order = self.call(lambda: self.client.hget(self.prefix + "cfg", "order"))
+            if order is None:
+                return False
+            self._ordered, self.keeps_links = order != b"0", order == b"2"
+        return self._ordered
 
     def share_budget(self) -> None:
         """With several partitions and a page budget: each partition's spare
@@ -1540,6 +1779,8 @@ class SharedCrawl:
         does nothing. A worker that died half-way through telling them is
         put right by the next one: the partitions behind are told the flags
         of the one ahead."""
+        if self.ordered:
+            return (), self.budget_spent() or (self._all_done() and not self.close_deferred())
         levels = self._levels()
         flags, level = levels["flags"], len(levels["flags"]) - 1
         if level < 0:
@@ -1555,6 +1796,67 @@ class SharedCrawl:
         flags.append(flags[-1] + levels["following"])
         self._open(flags)
         return tuple(flags), False
+
+    def _all_done(self) -> bool:
+        """Another order (no level barrier): finished when every partition,
+        read twice one after another, has acknowledged all it queued and
+        leases nothing, with no count moved between the passes. Then there
+        was a moment when every partition was idle at once (each was, from
+        its first read to its second, and the reads interleave), and from
+        then nothing can queue a URL: only a leased page offers links."""
+        passes = [[tuple(int(v or 0) for v in self.call(lambda part=part: part.client.hmget(
+            part.prefix + "state", "next_id", "processed", "leased"))) for part in self.parts]
+            for _ in range(2)]
+        return passes[0] == passes[1] and all(queued == done and not leased
+                                              for queued, done, leased in passes[0])
+
+    def close_deferred(self) -> int:
+        """Another order with --max-depth D, every partition idle: the URLs
+        kept aside beyond D whose shortest path over the fetched pages' links
+        is within D now, queued; how many. A link from a page whose level
+        was lowered after its links were offered (through a shortcut found
+        later) lowers its targets' too, as urllist.ordered's relaxation:
+        here by a breadth-first walk, D levels deep, from the seeds over the
+        links each partition keeps under their page (oout:ID), in one
+        pipeline a partition a level. Run again by whoever finds the crawl
+        idle; queued twice, a URL is queued once."""
+        settings = self.settings() or {}
+        depth = int(settings.get("max_depth") or 0)
+        if not depth:
+            return 0
+        reached = {(part, int(i)) for part in range(self.count) for i in self._pipelined(
+            part, [("lrange", "oseeds", 0, -1)])[0]}
+        layer, entered = sorted(reached), 0
+        for level in range(1, depth + 1):
+            found: dict[int, list[str]] = {}
+            for part in range(self.count):
+                lists = self._pipelined(part, [("lrange", f"oout:{i}", 0, -1) for _, i in layer])
+                found[part] = sorted({fp.decode() for fps in lists for fp in fps})
+            layer, deferred = [], []
+            for part, fps in found.items():
+                ids = self._pipelined(part, [("hget", "oid", fp) for fp in fps])
+                for fp, item_id in zip(fps, ids):
+                    if item_id is None:
+                        deferred += [fp, level]
+                    elif (part, int(item_id)) not in reached:
+                        reached.add((part, int(item_id)))
+                        layer.append((part, int(item_id)))
+                if deferred:
+                    entered += int(self.run("enter", *deferred, part=part))
+                deferred = []
+        return entered
+
+    def _pipelined(self, part: int, commands: list[tuple]) -> list:
+        """Read-only commands on keys of partition ``part`` (named without its
+        prefix), in one round trip."""
+        target = self.parts[part]
+
+        def send():
+            pipe = target.client.pipeline(transaction=False)
+            for name, key, *args in commands:
+                getattr(pipe, name)(target.prefix + key, *args)
+            return pipe.execute()
+        return self.call(send) if commands else []
 
     def _open_seeds(self) -> tuple[tuple[int, ...], bool]:
         """Level 0 opened with every partition's seeds, if the crawl's maker
@@ -2151,6 +2453,9 @@ class RedisFrontier:
         self._told = False         # Redis said a level closed: sync even with nothing wanted
         self._lost_seen = shared.lost_replies
         self._init_speculation()
+        # Another --order: each held URL's terms from Redis ("acc\tbest\taux"),
+        # which its page's links are scored from (Order.shared_terms)
+        self._terms: dict[int, tuple[float, ...]] = {}
         self._beat = threading.Event()
         self._heart = threading.Thread(target=self._heartbeat, daemon=True)
         self._wakers = [threading.Thread(target=self._wait_for_word, args=(part,), daemon=True)
@@ -2266,7 +2571,7 @@ class RedisFrontier:
         self._summaries[part] = summary
         self._summary = summary if self._parts == 1 else \
             Summary.combined([s for s in self._summaries if s is not None], self._shared.max_pages)
-        if self._summary.open_level > len(self._flags) - 1:
+        if self._summary.open_level > len(self._flags) - 1 and not self.ordered:
             target = self._shared.parts[max(
                 range(self._parts), key=lambda p: getattr(self._summaries[p], "open_level", -2))]
             flags = self._shared.call(lambda: target.client.lrange(target.prefix + "flags", 0, -1))
@@ -2279,6 +2584,8 @@ class RedisFrontier:
         self._advanced_at = time.monotonic()
         flags, finished = self._shared.advance()
         self._finished = self._finished or finished
+        if self.ordered and not finished:   # URLs beyond --max-depth may have been queued
+            self._ask_again = [0.0] * self._parts
         if len(flags) > len(self._flags):
             self._flags = flags
             self._shared.share_budget()   # the new level's URLs need their shares at once
@@ -2301,7 +2608,10 @@ class RedisFrontier:
             args = [self._gate.next_seq(), n, max(0, self.max_ahead - ahead), len(slots) // 2, *slots]
             for page in acks:
                 args += page
-            replies, entries, summary, waits, given = self._member.run("sync", *args, part=part)
+            replies, entries, summary, waits, terms, given = self._member.run("sync", *args, part=part)
+            for entry, held in zip(entries, terms):
+                self._terms[int(entry.split(b"\t", 1)[0])] = \
+                    tuple(float(t) for t in held.decode().split("\t"))
             self._heard(summary, part)
             self._take_given(given)
             heard = time.monotonic()   # a wait counts from the reply: never earlier than Redis's
@@ -2322,7 +2632,8 @@ class RedisFrontier:
                 heads[host] = item.id
                 self._gate.leased(host)
                 self._leased.append((heard + int(wait) / 1000, item))
-            if acks and self._parts > 1 and self._summaries[part].level_done_here:
+            # (another order has no level: its end is checked when the replies show it, _done)
+            if acks and self._parts > 1 and not self.ordered and self._summaries[part].level_done_here:
                 self._advance()   # maybe the last page of the level, here: done everywhere?
             return replies
 
@@ -2475,7 +2786,7 @@ class RedisFrontier:
         POLL_SECONDS while it is not one)."""
         if not self._summary.finished:
             return False
-        if self._parts == 1 or self._finished:
+        if (self._parts == 1 and not (self.ordered and self._shared.keeps_links)) or self._finished:
             return True
         if time.monotonic() >= self._advanced_at + POLL_SECONDS:
             with self._gate.locked():
@@ -2511,15 +2822,17 @@ class RedisFrontier:
 
     @property
     def level_flags(self) -> tuple[int, ...]:
-        return self._flags
+        return () if self.ordered else self._flags
 
     @property
     def current_level(self) -> int:
+        if self.ordered:
+            return 1 << 30   # no barrier: no page is held back for its level
         return max(len(self._flags) - 1, 0)
 
     @property
     def finished_levels(self) -> int:
-        if not self._summary:
+        if not self._summary or self.ordered:
             return 0
         return sum(1 for m in self._flags if m <= self._summary.processed)
 
@@ -2631,12 +2944,12 @@ class RedisFrontier:
         HOLD_ACKS_SECONDS after the first held); then(Commit) is called on
         the loop's thread when Redis has answered (in pop, or in flush)."""
         sent, known = [], 0
-        for url, host, path, pattern in links:
+        for url, host, path, pattern, *terms in links:
             fp = fingerprint(url)
-            if fp in self.seen:
+            if fp in self.seen and not self.ordered:   # a known link may still raise a score
                 known += 1
             else:
-                sent += [fp, host, path, pattern, url]
+                sent += [fp, host, path, pattern, "\t".join((url, *map(repr, terms)))]
         with self._gate.locked():   # the tick rewrites the write-ahead under the same lock
             self._ahead.add(item.id, json.dumps(row))
             self._in_chain.discard(item.id)
@@ -2670,6 +2983,7 @@ class RedisFrontier:
         answered = []
         for item, _, _, sent, known, then in held:
             self._held_ids.pop(item.id, None)
+            self._terms.pop(item.id, None)
             self._held_ahead.pop(item.id, None)
             answered.append((then, self._judged(item, sent, known, replies[item.id])))
         return answered
@@ -2791,6 +3105,15 @@ class RedisFrontier:
             self._marked.setdefault(item_id, set()).add(part)
         return int(self._member.run("mark", item_id, level or 0, fingerprint(url), host, path,
                                     pattern, part=part))
+
+    @property
+    def ordered(self) -> bool:
+        return self._shared.ordered
+
+    def terms_of(self, item_id: int) -> tuple[float, ...]:
+        """Another order: a held URL's terms as Redis had them when it was
+        leased (acc, best, aux: Order.shared_terms)."""
+        return self._terms.get(item_id, (0.0, 0.0, 0.0))
 
     def written(self, item_id: int) -> None:
         """The row of item_id is in this worker's index.csv: Redis may forget it."""
