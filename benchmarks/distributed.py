@@ -72,7 +72,8 @@ from benchmarks.polite_site import SiteSetSpec, generate  # noqa: E402
 from benchmarks.redis_seen import put_section, redis_version  # noqa: E402
 from benchmarks.report import machine, markdown_table, stored_options  # noqa: E402
 from benchmarks.run import _ours_source, _warm  # noqa: E402
-from benchmarks.shared import CRAWL_ID, PREFIX, StartError, Timed, start_workers, wait_all  # noqa: E402
+from benchmarks.shared import (CRAWL_ID, PREFIX, StartError, Timed, frozen, start_workers,  # noqa: E402
+                               wait_all, waits_for_crawl)
 from benchmarks.shared import merge as merge_dirs  # noqa: E402
 from benchmarks.site import SiteSpec, ensure  # noqa: E402
 from redisserver import RedisServer  # noqa: E402
@@ -457,6 +458,7 @@ def run_shared(setting: Setting, variant: Variant, server: Nginx, run_dir: Path,
                                      [s.url for s in servers], clients[0], dirs, run_dir, setting.env(), own)
             except StartError as exc:
                 raise click.ClickException(str(exc)) from None
+        waits_for_crawl(CRAWLER, frozen(setting.env()))   # asked before the clock starts
         if watch:
             watch.start()
         measure_run(run, server, clients, timeout, start)

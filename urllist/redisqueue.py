@@ -40,6 +40,10 @@ Keys (``p`` = a partition's prefix):
                  or the crawl ended (W waits with BLPOP)
   p rate:W       W's pages per 10 s bucket (its speed, the node weight)
   p alive        when the last tick ran (a long gap: Redis was away)
+  p claims       fingerprint -> the worker fetching that URL ahead of its queuing
+                 (speculation); p claims:W the fingerprints W claims
+  p given:W      queue entries of URLs W claimed that an offer queued, leased to W
+                 (W is told with its next sync)
   p rows:W       id -> "new links\tduplicate_of" of a page W committed and has not
                  confirmed written (the row itself is in W's write-ahead file)
   p seen:B       the URL-seen set: 64-bit fingerprints of normalized URLs as
@@ -97,6 +101,15 @@ queued), which the worker fetches and keeps, and acknowledges only once
 the open level has closed (the Controller parks it); Redis tells it when
 that happens. So no host waits for the slowest host's level to end, and
 every URL's level and the flags are what they would be without it.
+Speculation (controller/speculation.py): the worker also fetches the links
+of the pages it holds ahead before they are queued, each first claimed
+(``speculate``: not in the seen-set, no other worker's claim, admitted by
+the trap limits at its deepest level, and its host with no URL queued
+here and free to start: the claim and the host's slot in one step, one
+call a partition for a pop's URLs). The offer that queues a claimed URL
+leases it to its claimer (given:W, heard with the claimer's next sync,
+which a wake word asks for), so it is fetched once and its level is the
+queue's; a worker's claims go with its leases when it dies or leaves.
 A URL leased by a worker whose deadline passes goes back to the head of its
 host's queue, its redirect marks leave the seen-set and the trap counts, and
 the worker is fenced: anything it sends later (an acknowledgement, a
@@ -192,6 +205,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from urllist.hosts import SPECULATIVE
 from urllist.queued import QueuedUrl
 
 INF_MS = 10 ** 15          # "not until a slot is given back"
@@ -398,6 +412,38 @@ local function give_slot(w, h, hint_later)
   return 1
 end
 
+-- Speculation (controller/speculation.py): a URL not queued yet that
+-- worker c fetches ahead is claimed by c (the speculate script); the offer
+-- that queues it leases it to c at once (given:c, told with c's next sync),
+-- so it is fetched once, and its level is the one the offer gives it.
+-- Claims lapse with c's leases (release_worker): the URL is then queued as
+-- any other.
+local CLAIMED
+local function given_to_claimer(fp, nid, entry)
+  if CLAIMED == nil then CLAIMED = redis.call('EXISTS', p .. 'claims') == 1 end
+  if not CLAIMED then return false end
+  local c = redis.call('HGET', p .. 'claims', fp)
+  if not c then return false end
+  redis.call('HDEL', p .. 'claims', fp)
+  redis.call('SREM', p .. 'claims:' .. c, fp)
+  redis.call('HSET', p .. 'lease:' .. c, nid, entry)
+  redis.call('HINCRBY', p .. 'state', 'leased', 1)
+  redis.call('RPUSH', p .. 'given:' .. c, entry)
+  redis.call('SADD', p .. 'ahead', c)   -- of the next level: acknowledged once the open one closes
+  redis.call('RPUSH', p .. 'wake:' .. c, -1)
+  return true
+end
+
+local function unclaim(w, fp)
+  if redis.call('HGET', p .. 'claims', fp) == w then redis.call('HDEL', p .. 'claims', fp) end
+  redis.call('SREM', p .. 'claims:' .. w, fp)
+end
+
+local function unclaim_all(w)
+  for _, fp in ipairs(redis.call('SMEMBERS', p .. 'claims:' .. w)) do unclaim(w, fp) end
+  redis.call('DEL', p .. 'given:' .. w)   -- what it lists is in lease:w, requeued with it
+end
+
 local orequeue
 local function requeue(entry)
   if ORDERED then return orequeue(entry) end
@@ -424,6 +470,7 @@ local function release_worker(w)
     redis.call('DEL', marks)
   end
   redis.call('DEL', p .. 'lease:' .. w, p .. 'wake:' .. w)
+  unclaim_all(w)
   redis.call('SREM', p .. 'idle', w)
   redis.call('SREM', p .. 'ahead', w)
   local count = #leases / 2
@@ -901,9 +948,11 @@ local function offer_links(id, level, expand, at, links)
       elseif refused == 'query-variants' then query_full = query_full + 1
       else
         local nid = new_id()
-        local q = p .. 'q:' .. (level + 1) .. ':' .. h
-        redis.call('RPUSH', q, nid .. '\t' .. (level + 1) .. '\t' .. id .. '\t' .. h .. '\t' .. url)
-        redis.call('ZADD', p .. 'ready:' .. (level + 1), 'NX', 0, h)
+        local entry = nid .. '\t' .. (level + 1) .. '\t' .. id .. '\t' .. h .. '\t' .. url
+        if not given_to_claimer(fp, nid, entry) then
+          redis.call('RPUSH', p .. 'q:' .. (level + 1) .. ':' .. h, entry)
+          redis.call('ZADD', p .. 'ready:' .. (level + 1), 'NX', 0, h)
+        end
         new[#new + 1] = nid
         new[#new + 1] = url
       end
@@ -1011,7 +1060,9 @@ local out, waits, later, terms = lease(w, n, given, ahead)
 for _, h in ipairs(later) do hint(h) end
 wake_idle()   -- another worker: this one asks again when it will
 if #out < n then redis.call('SADD', p .. 'idle', w) end
-return {acks, out, summary(), waits, terms}
+local given = redis.call('LRANGE', p .. 'given:' .. w, 0, -1)
+if #given > 0 then redis.call('DEL', p .. 'given:' .. w) end
+return {acks, out, summary(), waits, terms or {}, given}
 """
 
 # Once a second, a worker's bookkeeping (its heartbeat thread). ARGV:
@@ -1164,6 +1215,45 @@ redis.call('ZREM', p .. 'workers', w)
 redis.call('DEL', p .. 'rows:' .. w, p .. 'gateop:' .. w)   -- it wrote (and synced) every row
 wake_idle()
 return freed
+"""
+
+# ARGV: worker, epoch, then per URL to fetch before it is queued
+# (speculation): fingerprint, host, path-if-query, pattern-or-'', the
+# deepest level it may have. Per URL: 0 = claimed for this worker, and its
+# host's request slot taken (its host has no URL queued here and may start
+# now); -1 = not to be fetched (in the seen-set: queued already; claimed by
+# another worker; the trap limits would refuse it at its deepest level);
+# else the ms until asking again (its host busy: its queued URLs come first).
+_SPECULATE = _PRELUDE + r"""
+local w, epoch = ARGV[1], ARGV[2]
+if fenced(w, epoch) then return redis.error_reply('FENCED') end
+local level, later, out = open_level(), math.max(DELAY, 50), {}
+local function answer(fp, h, path, pattern, bound)
+  local key, member = seen_key(fp)
+  local holder = redis.call('HGET', p .. 'claims', fp)
+  if redis.call('SISMEMBER', key, member) == 1 or (holder and holder ~= w)
+      or (HOST_CAP > 0 and tonumber(redis.call('HGET', p .. 'trap:host', h) or '0') >= HOST_CAP)
+      or pattern_too_deep(pattern, bound)
+      or (path ~= '' and QUERY_CAP > 0
+          and tonumber(redis.call('HGET', p .. 'trap:path', path) or '0') >= QUERY_CAP) then
+    return -1
+  end
+  local queued = redis.call('LLEN', p .. 'q:' .. level .. ':' .. h)
+    + redis.call('LLEN', p .. 'q:' .. (level + 1) .. ':' .. h)
+  if queued > 0 then return math.max(queued * DELAY, 50) end
+  local at = ready_at(h)
+  if at >= INF then return later end
+  if at > now then return at - now end
+  redis.call('HSET', p .. 'claims', fp, w)
+  redis.call('SADD', p .. 'claims:' .. w, fp)
+  take_slot(w, h)
+  hint(h)
+  return 0
+end
+for i = 3, #ARGV, 5 do
+  out[#out + 1] = answer(ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], tonumber(ARGV[i + 4]))
+end
+return out
 """
 
 # ARGV: worker, epoch, then per page: id, level, expand (1/0), its content
@@ -1517,7 +1607,7 @@ class Partition:
 _SCRIPTS = (("sync", _SYNC), ("tick", _TICK), ("mark", _MARK), ("gate", _GATE), ("join", _JOIN),
             ("leave", _LEAVE), ("create", _CREATE), ("resync", _RESYNC), ("claim", _CLAIM),
             ("offer", _OFFER), ("content", _CONTENT), ("open", _OPEN), ("quota", _QUOTA),
-            ("pool", _POOL), ("enter", _ENTER))
+            ("pool", _POOL), ("enter", _ENTER), ("speculate", _SPECULATE))
 
 
 class SharedCrawl:
@@ -2098,6 +2188,13 @@ class RedisGate:
         wait = self._op("start", host) / 1000
         return POLL_SECONDS if wait > LEASE_SECONDS else wait   # longer: held elsewhere (INF)
 
+    def speculated(self, host: str) -> None:
+        """A slot the speculate script took, for a URL fetched before it is
+        queued: it goes back with the next sync, as a leased page's."""
+        with self._lock:
+            self.held[host] += 1
+            self._page_slots[host] += 1
+
     def acquire(self, host: str) -> None:
         while True:
             if self._cancelled.is_set():
@@ -2355,6 +2452,7 @@ class RedisFrontier:
         self._ahead_of = 0         # the open level when _held_ahead was last pruned
         self._told = False         # Redis said a level closed: sync even with nothing wanted
         self._lost_seen = shared.lost_replies
+        self._init_speculation()
         # Another --order: each held URL's terms from Redis ("acc\tbest\taux"),
         # which its page's links are scored from (Order.shared_terms)
         self._terms: dict[int, tuple[float, ...]] = {}
@@ -2428,8 +2526,9 @@ class RedisFrontier:
             if word is not None:
                 with self._gate.locked():
                     ms = int(word[1])
-                    if ms < 0:   # a level closed (pages fetched ahead may be acknowledged), or all did
-                        self._told = True
+                    if ms < 0:   # a level closed (pages fetched ahead may be acknowledged), or all
+                        self._told = True   # did, or URLs it claimed were given to it: sync here
+                        self._ask_again[part] = 0.0
                     else:        # when a host of this partition may start for us
                         self._ask_again[part] = min(self._ask_again[part],
                                                     time.monotonic() + ms / 1000)
@@ -2503,17 +2602,18 @@ class RedisFrontier:
             # the pages acknowledged now are held no longer; those fetched
             # ahead hold up no level's end, so the cap (the weight) leaves them out
             ahead = self._ahead_held()
-            n = max(0, min(n, self._cap - len(self._held_ids) + ahead + len(acks)))
+            n = max(0, min(n, self._cap - len(self._held_ids) + self._idle_held() + len(acks)))
             slots = self._gate.take_giving_back(part)
             self._told = False
             args = [self._gate.next_seq(), n, max(0, self.max_ahead - ahead), len(slots) // 2, *slots]
             for page in acks:
                 args += page
-            replies, entries, summary, waits, *terms = self._member.run("sync", *args, part=part)
-            for entry, held in zip(entries, terms[0] if terms else ()):
+            replies, entries, summary, waits, terms, given = self._member.run("sync", *args, part=part)
+            for entry, held in zip(entries, terms):
                 self._terms[int(entry.split(b"\t", 1)[0])] = \
                     tuple(float(t) for t in held.decode().split("\t"))
             self._heard(summary, part)
+            self._take_given(given)
             heard = time.monotonic()   # a wait counts from the reply: never earlier than Redis's
             # A chain is leased only when no other host was ready: ask again when one may be.
             chained = any(int(wait) < 0 for wait in waits)
@@ -2551,6 +2651,15 @@ class RedisFrontier:
         self._wake()
         return True
 
+    def _idle_held(self) -> int:
+        """Held URLs that occupy no fetch thread and hold up no level's end
+        for long: those fetched ahead, and those waiting here for their
+        host (a page after its robots.txt waits out the delay), at most
+        max_ahead of them. The cap leaves them out, so a worker starting on
+        many hosts does not lease one thread's worth a delay."""
+        waiting = sum(1 for *_, item in self._waiting if item.id >= 0)
+        return min(self._ahead_held() + waiting, max(self.max_ahead, self.threads))
+
     def _ahead_held(self) -> int:
         """URLs held of a level after the open one (fetched ahead, or parked)."""
         level = self.current_level
@@ -2574,6 +2683,16 @@ class RedisFrontier:
 
     # -- the Frontier protocol ------------------------------------------------
     def pop(self, n: int, now: float) -> list[QueuedUrl]:
+        """Up to n URLs to fetch now: those leased (or waiting here for their
+        host), then speculative ones on hosts with nothing queued."""
+        if self._given:
+            self._settle_given()
+        out = self._pop_leased(n, now)
+        if len(out) < n and self._speculating:
+            out += self._due_speculative(n - len(out), max(now, self._gate.clock()))
+        return out
+
+    def _pop_leased(self, n: int, now: float) -> list[QueuedUrl]:
         if self._held_acks and (not self._in_chain or now >= self._held_since + HOLD_ACKS_SECONDS):
             self.flush()   # the turn's pages; a chain's held ones too if its next is late
             now = max(now, self._gate.clock())   # what it leased to start now counts from its reply
@@ -2582,7 +2701,7 @@ class RedisFrontier:
             # URLs held already (a chain's still to come among them) are not asked
             # for again; those fetched ahead hold up no level's end: the cap leaves them out
             wanted = min(n - len(out) - len(self._leased),
-                         self._cap - len(self._held_ids) + self._ahead_held())
+                         self._cap - len(self._held_ids) + self._idle_held())
             if self._told or self._give_back_due(now, part) or (
                     wanted > 0 and now >= self._ask_again[part]):
                 self._sync(wanted, [], part)
@@ -2633,6 +2752,10 @@ class RedisFrontier:
 
     def next_ready(self, now: float) -> float | None:
         ready = self._next_url(now)
+        if self._given:
+            ready = now
+        if self._speculating:
+            ready = self._speculating[0][0] if ready is None else min(ready, self._speculating[0][0])
         if not self._held_acks:
             return ready
         flush_at = self._held_since + HOLD_ACKS_SECONDS
@@ -2680,8 +2803,9 @@ class RedisFrontier:
         """Committed already, by commit()."""
 
     def exhausted(self) -> bool:
+        """Every URL acknowledged (speculative ones waiting count for nothing)."""
         return (self._summary is not None and not self._waiting and not self._leased
-                and not self._held_acks and self._done())
+                and not self._held_acks and not self._given and self._done())
 
     def push(self, items, taken=frozenset()) -> None:
         raise TypeError("a shared crawl queues URLs only through commit()")
@@ -2717,6 +2841,95 @@ class RedisFrontier:
         if self._parts > 1 and self._finished:   # found by advance, after the replies last heard
             return self._shared.budget_spent()
         return bool(self._summary and self._summary.limit_reached)
+
+    # -- speculation (controller/speculation.py) -----------------------------
+    def _init_speculation(self) -> None:
+        # what the crawl's speculation holds of the URLs given to this worker
+        # (ids it takes over), and the speculated URLs Redis refused
+        self.adopt = lambda items: frozenset()
+        self.refused = lambda urls: None
+        self._spec_ids = itertools.count(1)
+        self._withdrawn: set[int] = set()   # speculative ids not to fetch after all
+        # waiting to be claimed: (local time, arrival, item, (host, path, pattern, bound))
+        self._speculating: list[tuple[float, int, QueuedUrl, tuple]] = []
+        self._given: list[tuple[QueuedUrl, str]] = []   # claimed URLs an offer queued: ours
+        self._host_busy: dict[str, float] = {}   # host -> when Redis said to ask again (local time)
+
+    def speculate(self, url: str, host: str, path: str, pattern: str, bound: int) -> QueuedUrl:
+        """Fetch url, not queued yet, once its host has nothing queued and
+        may start: then claimed in Redis with its host's slot (``pop``), so
+        no other worker fetches it and the offer that queues it leases it
+        to this worker. ``bound``: the deepest level it may have (the trap
+        limits are asked at it). A negative id, level SPECULATIVE."""
+        item = QueuedUrl(-next(self._spec_ids), url, SPECULATIVE, None)
+        heapq.heappush(self._speculating, (0.0, next(self._arrivals), item, (host, path, pattern, bound)))
+        return item
+
+    def known_seen(self, url: str) -> bool:
+        """Whether Redis judged url in this worker's sight (queued or seen already)."""
+        return fingerprint(url) in self.seen
+
+    def unspeculate(self, item: QueuedUrl) -> None:
+        """Not claimed yet (a claimed one is fetched at once): not to be."""
+        self._withdrawn.add(item.id)
+
+    def _settle_given(self) -> None:
+        """URLs given to this worker (it claimed them): taken over by the
+        crawl's speculation, or fetched as any other (its speculation
+        dropped them)."""
+        given, self._given = self._given, []
+        taken = self.adopt([item for item, _ in given])
+        for item, host in given:
+            if item.id not in taken:
+                self.requeue(item, host)
+
+    def _due_speculative(self, n: int, now: float) -> list[QueuedUrl]:
+        """Up to n speculative URLs claimed now with their hosts' slots, one
+        call a partition; the others asked again when Redis says."""
+        due: dict[int, list] = {}
+        asked, later = 0, []
+        while self._speculating and self._speculating[0][0] <= now and asked < n:
+            entry = heapq.heappop(self._speculating)
+            if entry[2].id in self._withdrawn:
+                self._withdrawn.discard(entry[2].id)
+                continue
+            busy = self._host_busy.get(entry[3][0], 0.0)
+            if busy > now:   # its host's answer holds for every URL of it: not asked
+                later.append((busy, *entry[1:]))
+                continue
+            due.setdefault(self._shared.part_of(entry[3][0]), []).append(entry)
+            asked += 1
+        for entry in later:
+            heapq.heappush(self._speculating, entry)
+        out, refused = [], []
+        for part, entries in due.items():
+            args = [value for _, _, item, (host, path, pattern, bound) in entries
+                    for value in (fingerprint(item.url), host, path, pattern, bound)]
+            answers = self._member.run("speculate", *args, part=part)
+            now = self._gate.clock()
+            for (_, _, item, claim), answer in zip(entries, answers):
+                if int(answer) == 0:
+                    self._gate.speculated(claim[0])
+                    out.append(item)
+                elif int(answer) < 0:
+                    refused.append(item.url)
+                else:
+                    self._host_busy[claim[0]] = now + int(answer) / 1000
+                    heapq.heappush(self._speculating,
+                                   (now + int(answer) / 1000, next(self._arrivals), item, claim))
+        if refused:
+            self.refused(refused)
+        return out
+
+    def _take_given(self, given) -> None:
+        """URLs this worker claimed, queued by an offer and leased to it (of
+        the level after the open one: acknowledged once it closes)."""
+        for entry in given:
+            item, host = parse_entry(entry)
+            self._held_ids[item.id] = item.level
+            if item.level > self.current_level:
+                self._held_ahead[item.id] = item.level
+            self._given.append((item, host))
 
     # -- the shared-state path ---------------------------------------------
     def commit(self, item: QueuedUrl, content_md5: str, links: list[tuple[str, str, str, str]],
@@ -2779,7 +2992,7 @@ class RedisFrontier:
         """URLs to lease with a sync acknowledging this many pages: the
         threads they free, and those no held page occupies (a page held
         ahead of its level is fetched: it holds no thread)."""
-        return self.threads - len(self._held_ids) + self._ahead_held() + acknowledged
+        return self.threads - len(self._held_ids) + self._idle_held() + acknowledged
 
     def _acknowledge_partitioned(self, held: list) -> dict[int, list]:
         """The held pages acknowledged over several partitions, in the order
