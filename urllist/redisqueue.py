@@ -1728,8 +1728,10 @@ class RedisGate:
     next-allowed time. ``clock`` is this process's monotonic clock; Redis
     answers in durations, so no two machines' clocks are ever compared."""
 
-    def __init__(self, shared: SharedCrawl, worker: str, cancelled: type[Exception]) -> None:
+    def __init__(self, shared: SharedCrawl, worker: str, cancelled: type[Exception],
+                 policy=None) -> None:
         self._shared = shared
+        self.policy = policy   # getpage.pacing's: what decides a host's interval
         self.member = Member(shared, worker)
         self._cancelled = threading.Event()
         self._error = cancelled      # what a cancelled wait raises (getpage's Cancelled)
@@ -1821,7 +1823,10 @@ class RedisGate:
             # could go out next to another worker's, so ask first (WorkerFenced).
             self._op("ready", host)
 
-    def answered(self, host: str) -> None:
+    def paces(self) -> dict[str, dict]:
+        return {}
+
+    def answered(self, host: str, seen=None) -> None:
         """Nothing to tell Redis: the interval counts from the slot's release, later still."""
 
     def _per_host(self) -> int:

@@ -1,0 +1,86 @@
+"""--delay auto, what set the pace, and recrawl's politeness options, end to
+end: the crawler as a process against loopback servers whose logs say what
+they were asked and when (benchmarks/struggling_site.py)."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from benchmarks.struggling_site import StrugglingSite
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVER_SIDE = 0.9   # the server's clock starts a request later than ours (tests/manyhosts.py)
+
+
+def crawler(*args, check=True):
+    done = subprocess.run([sys.executable, "-m", "controller", *args], capture_output=True,
+                          text=True, cwd=ROOT, timeout=300)
+    if check and done.returncode != 0:
+        raise AssertionError(f"crawler {' '.join(args)} exited {done.returncode}: {done.stderr}")
+    return done
+
+
+def gaps(log):
+    times = sorted(served.at for served in log)
+    return [b - a for a, b in zip(times, times[1:])]
+
+
+def test_auto_on_a_struggling_server_draws_almost_no_503s(tmp_path):
+    with StrugglingSite(pages=60) as site:
+        crawler("crawl", site.url, "--out", str(tmp_path / "o"), "--delay", "auto", "--per-host", "4",
+                "--max-depth", "0", "--max-pages", "0", "--quiet")
+        log = site.log()
+    assert {served.path for served in log if served.status == 200} >= site.page_paths()
+    assert sum(served.status == 503 for served in log) <= 3
+    assert sum(served.load == 2 for served in log) > 0    # it used the server's second slot
+    pace = json.loads((tmp_path / "o" / "stats.json").read_text())["pace"]
+    assert pace["policy"] == "--delay auto, 0-60 s, --per-host 4" and pace["hosts"] == 1
+    assert pace["busiest"][0]["window"] in (1, 2, 3)
+
+
+def test_a_crawl_delay_site_says_robots_txt_set_the_pace(tmp_path):
+    out = tmp_path / "o"
+    with StrugglingSite(pages=2, capacity=10, crawl_delay=2) as site:
+        done = crawler("crawl", site.url, "--out", str(out), "--delay", "0")
+        log = site.log()
+    host = site.url.split("/")[2]
+    assert [served.path for served in log] == ["/robots.txt", "/p/0.html", "/p/1.html"]
+    assert min(gaps(log)) >= 2 * SERVER_SIDE
+    lines = done.stderr.splitlines()
+    assert lines[0].endswith("robots.txt obeyed (its Crawl-delay wins if longer)")
+    assert (f"pace: robots.txt of {host} asks Crawl-delay 2 s: at most 0.5 requests/s to it"
+            in lines[1:3])
+    said = ("pace (--delay 0): robots.txt's Crawl-delay (2 s) for 2 requests on 1 host, "
+            "the fixed delay for 1 request")   # robots.txt itself, before its Crawl-delay was known
+    assert said in done.stdout.splitlines()
+    pace = json.loads((out / "stats.json").read_text())["pace"]
+    assert pace["governors"] == {"crawl-delay": {"hosts": 1, "requests": 2, "interval_range": [2, 2]},
+                                 "delay": {"hosts": 0, "requests": 1, "interval_range": []}}
+    assert pace["busiest"][0] | {"latency": 0} == {
+        "host": host, "governed_by": "crawl-delay", "interval": 2, "window": 1, "latency": 0,
+        "errors": 0, "crawl_delay": 2, "paced": {"delay": 1, "crawl-delay": 2}, "held_off": 0}
+    report = crawler("report", str(out)).stdout
+    assert "  pace        " + said.removeprefix("pace ") in report
+
+
+def test_recrawl_takes_the_politeness_and_speed_options_anew(tmp_path):
+    out = tmp_path / "o"
+    with StrugglingSite(pages=3, base=0.05, capacity=10, shared_core=False) as site:
+        crawler("crawl", site.url, "--out", str(out), "--delay", "0", "--workers", "1", "--quiet",
+                "--ignore-robots")
+        seen = len(site.log())
+        crawler("recrawl", str(out), "--quiet", "--delay", "0.2", "--workers", "4")
+        again, seen = site.log()[seen:], len(site.log())
+        assert sorted(served.path for served in again) == sorted(site.page_paths())
+        assert min(gaps(again)) >= 0.2 * SERVER_SIDE
+        # two at once: four threads, and two requests in flight to the host
+        crawler("recrawl", str(out), "--quiet", "--delay", "auto", "--per-host", "2",
+                "--workers", "4")
+        again, seen = site.log()[seen:], len(site.log())
+        assert max(served.load for served in again) == 2
+        site.base = 0.3
+        done = crawler("recrawl", str(out), "--quiet", "--delay", "0", "--timeout", "0.1")
+        assert "3 pages asked again: 0 not-modified, 0 unchanged, 0 changed, 3 failed" in done.stdout
+    bad = crawler("recrawl", str(out), "--delay", "soon", check=False)
+    assert bad.returncode == 2 and "'soon' is neither a number of seconds >= 0 nor auto" in bad.stderr
+    assert "Traceback" not in bad.stderr
