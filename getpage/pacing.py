@@ -21,7 +21,9 @@ Two policies:
   answers slow down past that (the server is queueing our requests: more at
   once buys nothing), and halves on an overload answer (429, 503, a
   timeout, a failed connection), which also doubles the interval (from at
-  least the response time) at once. Healthy answers halve the interval
+  least the response time) at once; it grows back to the window that drew
+  the overload only after PROBE_AFTER calm answers (a probe). Healthy
+  answers halve the interval
   back toward its floor. The interval stays within
   ``[max(min, Crawl-delay), max]``: robots.txt's Crawl-delay wins even over
   ``max``, since it is the site's own word. Why this and not Heritrix's
@@ -38,7 +40,9 @@ from dataclasses import dataclass, replace
 OVERLOAD_STATUSES = frozenset({429, 503})
 OVERLOAD_KINDS = frozenset({"timeout", "connection"})
 # Answers this much slower than the fastest seen mean the server is queueing.
-INFLATION = 1.5
+INFLATION = 2.0
+# Calm answers a window needs before it grows back to where an overload came.
+PROBE_AFTER = 100
 # A backoff from an interval of 0 must still grow: it doubles from here;
 # and an interval falling back under half of it is at its floor.
 BACKOFF_FLOOR = 0.05
@@ -59,6 +63,7 @@ class Pace:
     fastest: float = 0.0       # the fastest healthy answer seen; 0: none yet
     errors: int = 0            # overload answers in a row (0 after a healthy one)
     calm: int = 0              # healthy, unhurried answers since the window last moved
+    ceiling: int = 0           # the window an overload answer last came at; 0: none
     robots: float = 0.0        # robots.txt's Crawl-delay; 0: none
 
 
@@ -127,7 +132,8 @@ class AdaptivePolicy(FixedPolicy):
         if seen.overload:
             grown = max(pace.interval, pace.latency, BACKOFF_FLOOR) * 2
             return self._bounded(replace(pace, errors=pace.errors + 1, interval=grown,
-                                         window=max(1, pace.window // 2), calm=0))
+                                         window=max(1, pace.window // 2), calm=0,
+                                         ceiling=pace.window if pace.window > 1 else pace.ceiling))
         if not seen.healthy:   # an error page says little of the server's load
             return replace(pace, errors=0)
         eased = pace.interval / 2 if pace.interval > BACKOFF_FLOOR / 2 else 0.0
@@ -140,8 +146,12 @@ class AdaptivePolicy(FixedPolicy):
         pace = replace(pace, fastest=fastest, latency=smoothed)
         if smoothed > INFLATION * fastest:
             return replace(pace, window=max(1, pace.window - 1), calm=0)
-        if pace.calm + 1 >= pace.window and pace.window < self.per_host:
-            return replace(pace, window=pace.window + 1, calm=0)
+        # Back to where the server refused only after many calm answers (a
+        # probe: the server may have recovered), elsewhere after a window's worth.
+        probe = pace.window + 1 >= pace.ceiling > 0
+        if pace.calm + 1 >= (PROBE_AFTER if probe else pace.window) and pace.window < self.per_host:
+            # a probe that grew the window lifts the ceiling: the server took it
+            return replace(pace, window=pace.window + 1, calm=0, ceiling=0 if probe else pace.ceiling)
         return replace(pace, calm=pace.calm + 1)
 
     def crawl_delay(self, pace: Pace, seconds: float) -> Pace:

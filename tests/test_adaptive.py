@@ -84,3 +84,33 @@ def test_recrawl_takes_the_politeness_and_speed_options_anew(tmp_path):
     bad = crawler("recrawl", str(out), "--delay", "soon", check=False)
     assert bad.returncode == 2 and "'soon' is neither a number of seconds >= 0 nor auto" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_three_workers_on_one_struggling_host_keep_its_one_pace(tmp_path, redis_server):
+    import redis
+    from redisserver import wait_created
+    dirs = [tmp_path / f"w{k}" for k in range(3)]
+    shared = ["--redis", redis_server.url, "--crawl-id", "t", "--quiet"]
+    with StrugglingSite(pages=150) as site:
+        procs = [started("crawl", site.url, "--out", str(dirs[0]), "--delay", "auto", "--per-host", "4",
+                         "--max-depth", "0", "--max-pages", "0", *shared)]
+        wait_created(redis_server.url, procs)
+        procs += [started("worker", "--out", str(d), "--processes", "1", *shared) for d in dirs[1:]]
+        for proc in procs:
+            assert proc.wait(timeout=240) == 0, proc.stderr.read()
+        log = site.log()
+    assert {served.path for served in log if served.status == 200} >= site.page_paths()
+    assert sum(1 for d in dirs if (d / "index.csv").read_text().count("\n") > 1) >= 2
+    # the one record in Redis, decided by the workers that saw the answers:
+    # the server was never asked past what it can take but for a few probes
+    assert sum(served.status == 503 for served in log) <= 5
+    assert sum(served.load > 2 for served in log) <= 5
+    host = site.url.split("/")[2]
+    record = redis.Redis.from_url(redis_server.url).hgetall(f"crawl:{{t}}:h:{host}")
+    assert int(record[b"pv"]) > 1 and 1 <= int(record[b"win"]) <= 4
+    assert json.loads(record[b"pace"])["window"] == int(record[b"win"])
+
+
+def started(*args):
+    return subprocess.Popen([sys.executable, "-m", "controller", *args], cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
