@@ -16,10 +16,10 @@ Two policies:
   gate).
 - ``AdaptivePolicy(min, max, per_host)``: ``--delay auto``. The number in
   flight (the window, 1 to ``per_host``) is found per host as TCP finds its
-  window: it grows by one after a window's worth of healthy answers that
-  came no slower than INFLATION x the fastest seen, shrinks by one when
-  answers slow down past that (the server is queueing our requests: more at
-  once buys nothing), and halves on an overload answer (429, 503, a
+  window: it grows by one after two windows' worth of healthy answers that
+  came no slower than CALM x the fastest seen, shrinks by one when answers
+  slow down past INFLATION x (the server is queueing our requests: more at
+  once buys nothing), holds in between, and halves on an overload answer (429, 503, a
   timeout, a failed connection), which also doubles the interval (from at
   least the response time) at once; it grows back to the window that drew
   the overload only after PROBE_AFTER calm answers (a probe). Healthy
@@ -39,10 +39,15 @@ from dataclasses import dataclass, replace
 
 OVERLOAD_STATUSES = frozenset({429, 503})
 OVERLOAD_KINDS = frozenset({"timeout", "connection"})
-# Answers this much slower than the fastest seen mean the server is queueing.
+# Answers this much slower than the fastest seen mean the server is queueing
+# (the window shrinks); a window grows only while answers stay within
+# CALM x the fastest (more at once costs the server nothing yet). Between
+# the two it holds: a one-core server answering two at once in 1.5 x the
+# time is kept at two, never pushed to the third that it would refuse.
 INFLATION = 2.0
+CALM = 1.25
 # Calm answers a window needs before it grows back to where an overload came.
-PROBE_AFTER = 100
+PROBE_AFTER = 200
 # A backoff from an interval of 0 must still grow: it doubles from here;
 # and an interval falling back under half of it is at its floor.
 BACKOFF_FLOOR = 0.05
@@ -76,6 +81,7 @@ class Observation:
     latency: float
     status: int = 0
     error_kind: str = ""
+    full: bool = True          # the host's window was all in flight: a calm answer then says it may grow
 
     @property
     def overload(self) -> bool:
@@ -137,19 +143,24 @@ class AdaptivePolicy(FixedPolicy):
         if not seen.healthy:   # an error page says little of the server's load
             return replace(pace, errors=0)
         eased = pace.interval / 2 if pace.interval > BACKOFF_FLOOR / 2 else 0.0
-        return self._bounded(self._paced(replace(pace, errors=0, interval=eased), seen.latency))
+        return self._bounded(self._paced(replace(pace, errors=0, interval=eased), seen.latency,
+                                         seen.full))
 
-    def _paced(self, pace: Pace, latency: float) -> Pace:
+    def _paced(self, pace: Pace, latency: float, full: bool) -> Pace:
         """The window after a healthy answer that took ``latency`` seconds."""
         fastest = min(pace.fastest or latency, latency)
         smoothed = (pace.latency + latency) / 2 if pace.latency else latency
         pace = replace(pace, fastest=fastest, latency=smoothed)
         if smoothed > INFLATION * fastest:
             return replace(pace, window=max(1, pace.window - 1), calm=0)
+        if max(smoothed, latency) > CALM * fastest:   # this answer, too, must be calm
+            return replace(pace, calm=0)
         # Back to where the server refused only after many calm answers (a
         # probe: the server may have recovered), elsewhere after a window's worth.
         probe = pace.window + 1 >= pace.ceiling > 0
-        if pace.calm + 1 >= (PROBE_AFTER if probe else pace.window) and pace.window < self.per_host:
+        if not full:   # calm at a window not all used says nothing of a larger one
+            return pace
+        if pace.calm + 1 >= (PROBE_AFTER if probe else 2 * pace.window) and pace.window < self.per_host:
             # a probe that grew the window lifts the ceiling: the server took it
             return replace(pace, window=pace.window + 1, calm=0, ceiling=0 if probe else pace.ceiling)
         return replace(pace, calm=pace.calm + 1)

@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .addresses import DEFAULT_PORTS, url_authority
 from .pacing import FixedPolicy, Observation, Pace
@@ -170,6 +170,7 @@ class PolitenessGate:
             state.last_start = max(state.last_start or float("-inf"), self._clock())
             if seen is not None:
                 window = state.pace.window
+                seen = replace(seen, full=state.in_flight >= window)
                 state.pace = self.policy.observe(state.pace, seen)
                 if state.pace.window > window:
                     state.slot_freed.notify(state.pace.window - window)

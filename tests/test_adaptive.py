@@ -7,17 +7,10 @@ import sys
 from pathlib import Path
 
 from benchmarks.struggling_site import StrugglingSite
+from manyhosts import SERVER_SIDE   # the server's clock starts a request later than ours
+from test_recrawl import crawler   # the crawler as a process, its exit checked
 
 ROOT = Path(__file__).resolve().parent.parent
-SERVER_SIDE = 0.9   # the server's clock starts a request later than ours (tests/manyhosts.py)
-
-
-def crawler(*args, check=True):
-    done = subprocess.run([sys.executable, "-m", "controller", *args], capture_output=True,
-                          text=True, cwd=ROOT, timeout=300)
-    if check and done.returncode != 0:
-        raise AssertionError(f"crawler {' '.join(args)} exited {done.returncode}: {done.stderr}")
-    return done
 
 
 def gaps(log):
@@ -74,13 +67,15 @@ def test_recrawl_takes_the_politeness_and_speed_options_anew(tmp_path):
         assert sorted(served.path for served in again) == sorted(site.page_paths())
         assert min(gaps(again)) >= 0.2 * SERVER_SIDE
         # two at once: four threads, and two requests in flight to the host
-        crawler("recrawl", str(out), "--quiet", "--delay", "auto", "--per-host", "2",
-                "--workers", "4")
+        crawler("recrawl", str(out), "--quiet", "--delay", "0", "--per-host", "2", "--workers", "4")
         again, seen = site.log()[seen:], len(site.log())
         assert max(served.load for served in again) == 2
         site.base = 0.3
         done = crawler("recrawl", str(out), "--quiet", "--delay", "0", "--timeout", "0.1")
         assert "3 pages asked again: 0 not-modified, 0 unchanged, 0 changed, 3 failed" in done.stdout
+        site.base = 0.05
+        done = crawler("recrawl", str(out), "--quiet", "--delay", "auto", "--max-delay", "5")
+        assert "3 pages asked again: 0 not-modified, 3 unchanged, 0 changed, 0 failed" in done.stdout
     bad = crawler("recrawl", str(out), "--delay", "soon", check=False)
     assert bad.returncode == 2 and "'soon' is neither a number of seconds >= 0 nor auto" in bad.stderr
     assert "Traceback" not in bad.stderr
@@ -91,7 +86,7 @@ def test_three_workers_on_one_struggling_host_keep_its_one_pace(tmp_path, redis_
     from redisserver import wait_created
     dirs = [tmp_path / f"w{k}" for k in range(3)]
     shared = ["--redis", redis_server.url, "--crawl-id", "t", "--quiet"]
-    with StrugglingSite(pages=150) as site:
+    with StrugglingSite(pages=300, base=0.04) as site:   # long enough for all three to join
         procs = [started("crawl", site.url, "--out", str(dirs[0]), "--delay", "auto", "--per-host", "4",
                          "--max-depth", "0", "--max-pages", "0", *shared)]
         wait_created(redis_server.url, procs)

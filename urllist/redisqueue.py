@@ -1874,6 +1874,8 @@ class RedisGate:
             return
         with self._lock:
             pace, version = self._paces.get(host) or (self.policy.start(), 0)
+            # full as this worker sees it (its own slots): other workers' are unknown here
+            seen = dataclasses.replace(seen, full=self.held[host] >= pace.window)
             decided = self.policy.observe(pace, seen)
             governor = self.policy.governor(decided)
             self._paced[host][governor] += 1
