@@ -91,3 +91,37 @@ def crawl_delay_note(paces: dict[str, dict], said: set[str]) -> list[str]:
             lines.append(f"pace: robots.txt of {host} asks Crawl-delay {delay:g} s: "
                          f"at most {1 / delay:.3g} requests/s to it")
     return lines
+
+
+def merged(paces: list[dict]) -> dict:
+    """Several workers' "pace" (a shared crawl's, `crawler merge`) as one:
+    requests and hold-offs added up, interval ranges joined, a host's lines
+    added up; the workers share their hosts, so a count of hosts is the
+    largest worker's (a host is counted once, not once a worker)."""
+    if not paces:
+        return {}
+    governors: dict[str, dict] = {}
+    for pace in paces:
+        for governor, entry in pace["governors"].items():
+            into = governors.setdefault(governor, {"hosts": 0, "requests": 0, "interval_range": []})
+            into["hosts"] = max(into["hosts"], entry["hosts"])
+            into["requests"] += entry["requests"]
+            into["interval_range"] = _joined(into["interval_range"], entry["interval_range"])
+    hosts: dict[str, dict] = {}
+    for pace in paces:
+        for line in pace["busiest"]:
+            into = hosts.setdefault(line["host"], {**line, "paced": {}, "held_off": 0})
+            for governor, count in line["paced"].items():
+                into["paced"][governor] = into["paced"].get(governor, 0) + count
+            into["held_off"] += line["held_off"]
+    busiest = sorted(hosts.values(), key=lambda line: -sum(line["paced"].values()))[:TOP_HOSTS]
+    return {"policy": paces[0]["policy"], "hosts": max(pace["hosts"] for pace in paces),
+            "governors": dict(sorted(governors.items(), key=lambda item: -item[1]["requests"])),
+            "busiest": [{**line, "governed_by": _main_governor(line)} for line in busiest],
+            "held_off": sum(pace.get("held_off", 0) for pace in paces)}
+
+
+def _joined(one: list, other: list) -> list:
+    if not one or not other:
+        return one or other
+    return [min(one[0], other[0]), max(one[1], other[1])]

@@ -109,3 +109,17 @@ def test_three_workers_on_one_struggling_host_keep_its_one_pace(tmp_path, redis_
 def started(*args):
     return subprocess.Popen([sys.executable, "-m", "controller", *args], cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def test_bad_delay_settings_get_one_line_and_write_nothing(tmp_path):
+    out = tmp_path / "o"
+    for args, problem in (
+            (["--delay", "fast"], "'fast' is neither a number of seconds >= 0 nor auto"),
+            (["--min-delay", "2"], "--min-delay and --max-delay bound --delay auto, and this delay "
+                                   "is fixed (--delay 1): give --delay auto, or drop them"),
+            (["--delay", "auto", "--min-delay", "3", "--max-delay", "1"],
+             "--min-delay 3 is above --max-delay 1: give a smaller --min-delay or a larger "
+             "--max-delay")):
+        done = crawler("crawl", "http://127.0.0.1:9/", "--out", str(out), *args, check=False)
+        assert done.returncode == 2 and problem in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr and not out.exists()
