@@ -59,7 +59,8 @@ def slot_ready_at(in_flight: int, per_host: int, last: float | None, interval: f
 
 
 def pace_record(pace: Pace, paced: dict[str, int], held_off: int) -> dict:
-    """One host's line of ``paces()``, as both gates give it."""
+    """One host's line of ``paces()`` (the shared crawl's RedisGate.paces
+    gives the same fields: controller/pace.py reads either)."""
     return {"interval": round(pace.interval, 4), "window": pace.window,
             "latency": round(pace.latency, 4),
             "errors": pace.errors, "crawl_delay": pace.robots, "paced": dict(paced),
