@@ -1,7 +1,7 @@
 """Which rule should --delay auto follow? Heritrix's, AutoThrottle's or a window's, measured.
 
     .venv/bin/python experiments/compare_pacing.py            # ~6 min
-    .venv/bin/python experiments/compare_pacing.py --quick    # one server, ~1 min
+    .venv/bin/python experiments/compare_pacing.py --quick    # a check: one server, two rules
 
 Each rule is a policy of getpage/pacing.py's shape (``observe(pace,
 observation) -> pace``) put in the crawler's place (controller.wiring's
@@ -23,7 +23,8 @@ The servers: ``struggling`` (one core: answers take 20 ms x the requests
 being served, 503 past two at once), ``slow`` (the same at 100 ms), and
 ``parallel`` (eight cores: 50 ms whatever the load, 503 past eight).
 Per run: wall seconds, pages/s, 503s (the server's log), the most requests
-in flight the server saw. Results: experiments/results/pacing/.
+in flight the server saw. Results (``--out``, experiments/results/pacing/):
+results.csv (every run), results.md (medians), run.json.
 """
 from __future__ import annotations
 
@@ -41,7 +42,8 @@ import click  # noqa: E402
 
 from benchmarks.struggling_site import StrugglingSite  # noqa: E402
 from controller import api, wiring  # noqa: E402
-from benchmarks.report import machine, markdown_table  # noqa: E402
+from experiments.report import (Column, markdown_table, run_info, write_csv, write_json,  # noqa: E402
+                                write_markdown)
 from getpage.pacing import AdaptivePolicy, FixedPolicy, Observation, Pace  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "pacing"
@@ -92,12 +94,13 @@ POLICIES = {
 }
 
 
-def run(policy_name: str, server: str, work: Path) -> dict:
+def run(policy_name: str, server: str, spec: dict, work: Path, **options) -> dict:
     wiring.pacing_policy = lambda config: POLICIES[policy_name]()
-    with StrugglingSite(**SERVERS[server]) as site:
+    with StrugglingSite(**spec) as site:
         started = time.monotonic()
         result = api.crawl(site.url, out=work / f"{policy_name}-{server}", delay="auto",
-                           per_host=PER_HOST, max_depth=0, max_pages=0, quiet=True, overwrite=True)
+                           per_host=PER_HOST, max_depth=0, max_pages=0, quiet=True, overwrite=True,
+                           **options)
         wall = time.monotonic() - started
         log = site.log()
     pages = result.stats["pages"]
@@ -106,40 +109,55 @@ def run(policy_name: str, server: str, work: Path) -> dict:
             "most_at_once": max(s.load for s in log)}
 
 
-def table(runs: list[dict]) -> str:
+COLUMNS = [Column("server", "server"), Column("policy", "policy"),
+           Column("wall_s", "wall s", lambda v: f"{v:.1f}"),
+           Column("pages_per_s", "pages/s", lambda v: f"{v:.1f}"),
+           Column("refused", "503s", lambda v: f"{v:g}"), Column("most_at_once", "most at once"),
+           Column("runs", "runs")]
+
+
+def medians(runs: list[dict]) -> list[dict]:
     rows = []
     for server in dict.fromkeys(r["server"] for r in runs):
         for policy in POLICIES:
             mine = [r for r in runs if r["server"] == server and r["policy"] == policy]
             if mine:
-                rows.append((server, policy, f"{statistics.median(r['wall_s'] for r in mine):.1f}",
-                             f"{statistics.median(r['pages_per_s'] for r in mine):.1f}",
-                             f"{statistics.median(r['refused'] for r in mine):g}",
-                             str(max(r["most_at_once"] for r in mine)), str(len(mine))))
-    return markdown_table(("server", "policy", "wall s", "pages/s", "503s", "most at once", "runs"),
-                          rows, left=2)
+                rows.append({"server": server, "policy": policy,
+                             **{key: statistics.median(r[key] for r in mine)
+                                for key in ("wall_s", "pages_per_s", "refused")},
+                             "most_at_once": max(r["most_at_once"] for r in mine), "runs": len(mine)})
+    return rows
+
+
+def write(out: Path, info, runs: list[dict]) -> str:
+    """results.csv (every run), results.md (medians), run.json; the table."""
+    out.mkdir(parents=True, exist_ok=True)
+    write_csv(out / "results.csv", list(runs[0]), runs)
+    text = markdown_table(COLUMNS, medians(runs))
+    write_markdown(out / "results.md", f"Pacing rules at --per-host {PER_HOST}", info, text)
+    write_json(out / "run.json", info, {"servers": SERVERS, "per_host": PER_HOST})
+    return text
 
 
 @click.command()
 @click.option("--rounds", type=click.IntRange(1), default=1, show_default=True)
-@click.option("--quick", is_flag=True, help="The struggling server only.")
-def main(rounds: int, quick: bool) -> None:
-    servers = ["struggling"] if quick else list(SERVERS)
+@click.option("--quick", is_flag=True, help="The struggling server only, 20 pages, two rules.")
+@click.option("--out", type=click.Path(path_type=Path), default=RESULTS, show_default=True)
+def main(rounds: int, quick: bool, out: Path) -> None:
+    servers = {"struggling": {**SERVERS["struggling"], "pages": 20}} if quick else SERVERS
+    # a quick run checks the script: two rules, parsing in the fetch threads (no process to start)
+    policies = ("heritrix-1", "window") if quick else tuple(POLICIES)
+    options = {"processes": 0} if quick else {}
+    info = run_info("compare_pacing", "; ".join(f"{name}: {spec}" for name, spec in servers.items()),
+                    None)
     runs = []
     with tempfile.TemporaryDirectory(prefix="pacing-") as tmp:
         for _ in range(rounds):
-            for server in servers:
-                for policy in POLICIES:   # interleaved: each server's rules back to back
-                    runs.append(run(policy, server, Path(tmp)))
+            for server, spec in servers.items():
+                for policy in policies:   # interleaved: each server's rules back to back
+                    runs.append(run(policy, server, spec, Path(tmp), **options))
                     click.echo(json.dumps(runs[-1]), err=True)
-    text = table(runs)
-    click.echo(text)
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    meta = machine()
-    (RESULTS / "pacing.json").write_text(json.dumps({"machine": meta, "runs": runs}, indent=1) + "\n")
-    (RESULTS / "pacing.md").write_text(
-        f"# Pacing rules at --per-host {PER_HOST}\n\n{meta['date']}, {meta['cores']} cores, load "
-        f"average at start {' '.join(meta['load_average'])}; medians of {rounds} round(s)\n\n{text}\n")
+    click.echo(write(out, info, runs))
 
 
 if __name__ == "__main__":

@@ -86,7 +86,8 @@ def test_three_workers_on_one_struggling_host_keep_its_one_pace(tmp_path, redis_
     from redisserver import wait_created
     dirs = [tmp_path / f"w{k}" for k in range(3)]
     shared = ["--redis", redis_server.url, "--crawl-id", "t", "--quiet"]
-    with StrugglingSite(pages=300, base=0.04) as site:   # long enough for all three to join
+    # at most 1 / base pages a second, 20 s or more: long enough for all three to join
+    with StrugglingSite(pages=400, base=0.05) as site:
         procs = [started("crawl", site.url, "--out", str(dirs[0]), "--delay", "auto", "--per-host", "4",
                          "--max-depth", "0", "--max-pages", "0", *shared)]
         wait_created(redis_server.url, procs)
