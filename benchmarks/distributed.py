@@ -4,6 +4,7 @@ per URL.
 
     .venv/bin/python -m benchmarks.distributed                 # both settings (~10 min)
     .venv/bin/python -m benchmarks.distributed --settings one-host --crawl-args '--per-host 8' --label 'per-host 8'
+    .venv/bin/python -m benchmarks.distributed --settings one-host --workers 3 --order importance --label 'order importance'
 
 Two settings, each served by nginx on loopback (benchmarks/nginx.py):
 - ``one-host``: the benchmark site (benchmarks/site.py, 5,000 pages of ~16 KB, ~27
@@ -71,7 +72,8 @@ from benchmarks.polite_site import SiteSetSpec, generate  # noqa: E402
 from benchmarks.redis_seen import put_section, redis_version  # noqa: E402
 from benchmarks.report import machine, markdown_table, stored_options  # noqa: E402
 from benchmarks.run import _ours_source, _warm  # noqa: E402
-from benchmarks.shared import CRAWL_ID, PREFIX, StartError, Timed, start_workers, wait_all  # noqa: E402
+from benchmarks.shared import (CRAWL_ID, PREFIX, StartError, Timed, frozen, start_workers,  # noqa: E402
+                               wait_all, waits_for_crawl)
 from benchmarks.shared import merge as merge_dirs  # noqa: E402
 from benchmarks.site import SiteSpec, ensure  # noqa: E402
 from redisserver import RedisServer  # noqa: E402
@@ -456,6 +458,7 @@ def run_shared(setting: Setting, variant: Variant, server: Nginx, run_dir: Path,
                                      [s.url for s in servers], clients[0], dirs, run_dir, setting.env(), own)
             except StartError as exc:
                 raise click.ClickException(str(exc)) from None
+        waits_for_crawl(CRAWLER, frozen(setting.env()))   # asked before the clock starts
         if watch:
             watch.start()
         measure_run(run, server, clients, timeout, start)
@@ -929,6 +932,9 @@ def _rounds(text: str, names: list[str]) -> dict[str, int]:
 @click.option("--ours-commit", default=None,
               help="Run the crawler as of this commit (exported with git archive under --work), not "
                    "the working tree, which others may be editing meanwhile.")
+@click.option("--order", default="bfs", show_default=True,
+              help="The crawl order of every crawl (another than bfs: the shared crawl's queues by "
+                   "score, urllist/orders.py; the focused orders are given the topic 'page').")
 @click.option("--label", default="", help="Names this result's own section in RESULTS.md (and its "
               "file results/distributed-LABEL.md), beside the default run's, e.g. 'per-host 8'.")
 @click.option("--profile/--no-profile", default=True, show_default=True,
@@ -938,8 +944,8 @@ def _rounds(text: str, names: list[str]) -> dict[str, int]:
               help="Seconds allowed per run.")
 @click.option("--keep-output", is_flag=True, help="Keep every run's directory under --work/runs/distributed.")
 def main(names, pages, hosts, host_pages, delay, workers, processes, compare, single_processes,
-         servers, everysec, rounds, crawl_args, ours_commit, label, profile, save, work, results_dir, results_md, timeout,
-         keep_output) -> None:
+         servers, everysec, rounds, crawl_args, ours_commit, order, label, profile, save, work, results_dir,
+         results_md, timeout, keep_output) -> None:
     """Pages/s of N workers sharing one crawl through Redis, against the single-node crawler,
     and what Redis costs per page and per URL.
 
@@ -955,6 +961,9 @@ def main(names, pages, hosts, host_pages, delay, workers, processes, compare, si
                                  param_hint="--settings")
     tree, source = _ours_source(ours_commit, work)
     tree = tree or REPO
+    if order != "bfs":
+        crawl_args = shlex.join(["--order", order, *(["--topic", "page"] if order in ("best-first", "best-n-first", "shark")
+                                                      else [])]) + (" " + crawl_args if crawl_args else "")
     settings = {n: replace(makers[n](), options=tuple(shlex.split(crawl_args)), source=tree)
                 for n in names.split(",")}
     plan = variants(_ints(workers), _ints(processes), _ints(compare), _ints(everysec), single_processes,

@@ -49,7 +49,7 @@ from benchmarks.nginx import LogEntry, Nginx, NginxError
 from benchmarks.polite_site import SHAPES, SiteSet, SiteSetSpec, generate
 from benchmarks.report import machine, markdown_table, render_results
 from benchmarks.run import _ours_source
-from benchmarks.shared import StartError, start_workers, wait_all
+from benchmarks.shared import StartError, frozen, start_workers, wait_all, waits_for_crawl
 from benchmarks.shared import merge as merge_dirs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))   # tests/redisserver.py
@@ -257,6 +257,7 @@ def run_shared(peer: peer_registry.Peer, seeds: tuple[str, ...], extra: tuple[st
     first = peer.argv(seeds, dirs[0], extra)
     with RedisServer(run_dir / "redis", extra=("--appendfsync", SHARED_FSYNC)) as redis_server:
         client = redis.Redis.from_url(redis_server.url)
+        waits_for_crawl(first[0], frozen(env))   # asked before the clock starts
         started = time.perf_counter()
         try:
             timed = start_workers(first, [redis_server.url], client, dirs, run_dir, env, ("--processes", "0"))

@@ -120,6 +120,10 @@ class Admission:
             return [url for url in urls
                     if wanted(url) and url not in crawl.seen and crawl.traps.would_admit(url, bound)]
 
+    def speculate(self, url: str, bound: int) -> QueuedUrl:
+        """The frontier's item for url, fetched before it is queued."""
+        return self.crawl.frontier.speculate(url, host_key(url))
+
     def take_redirected(self) -> list[str]:
         with self.lock:
             taken, self.redirected = self.redirected, []
@@ -158,7 +162,6 @@ class SharedAdmission(Admission):
     """One worker of a crawl in Redis: Redis's seen-set, trap counters and queue."""
 
     local_budget = False    # Redis counts the pages of every worker
-    fetches_ahead = False   # a shared crawl fetches nothing it has not leased
     repeatable = False      # the workers' race decides who fetches what
 
     def begin(self) -> None:
@@ -172,7 +175,21 @@ class SharedAdmission(Admission):
         # Marked seen under this URL's lease: if the lease is lost, the mark goes too.
         verdict = self.crawl.frontier.mark_seen(self.crawl.fetching_now.item_id, target,
                                                 *trap_keys(target))
+        if verdict == 1 and target in self.crawl.speculation:
+            with self.lock:   # the redirect wins, as on one machine (Admission.redirect_check)
+                self.redirected.append(target)
         return SHARED_MARKS[verdict]
+
+    def speculable(self, urls, bound: int, wanted) -> list[str]:
+        """Of ``urls``, those ``wanted`` that this worker has not seen Redis
+        judge: Redis's claim decides the rest (new, unclaimed, admitted)."""
+        known = self.crawl.frontier.known_seen
+        return [url for url in urls if wanted(url) and not known(url)]
+
+    def speculate(self, url: str, bound: int) -> QueuedUrl:
+        """Claimed in Redis with the frontier's next pop: fetched by this
+        worker alone, and the offer that queues it leases it to this worker."""
+        return self.crawl.frontier.speculate(url, *trap_keys(url), bound)
 
 
 # What RedisFrontier.mark_seen answers -> what a redirect check returns.

@@ -56,6 +56,7 @@ EXIT_FOR_STOP = {reason: 128 + sig for sig, reason in SIGNAL_STOPS.items()}
 # timeout and kill -- -PGID reach the crawler and then its group), not a
 # second Ctrl-C; a person's second Ctrl-C comes later.
 REPEAT_SECONDS = 0.5
+WAIT_FOR_CRAWL_POLL = 0.02   # how often a worker given --wait-for-crawl looks for its crawl
 
 
 # The commands that only read and print: their job is done when nobody reads on.
@@ -457,7 +458,8 @@ def crawl_from(ctx, seeds, out, resume, overwrite, seed_files, config_file, **op
     _read_topic_file(options)
     options["redis_url"] = redis_servers(options["redis_url"])
     _refuse_unused(ctx, options, from_file)
-    if options["redis_url"] and (refusal := order_refusal(options["order"], "--redis")):
+    if options["redis_url"] and (refusal := order_refusal(
+            options["order"], "--redis", options["order_params"])):
         raise click.UsageError(refusal)
     if _given(ctx, "frontier_ram", options, from_file) and (
             refusal := order_refusal(options["order"], "--frontier-ram")):
@@ -591,6 +593,18 @@ def _shared_crawl(redis_url: tuple[str, ...], crawl_id: str):
         return shared_crawl(redis_url, crawl_id)
     except errors as exc:
         raise click.UsageError(str(exc)) from None
+
+
+def _settings_within(crawl, seconds: float) -> dict | None:
+    """The crawl's settings, waited for up to ``seconds`` while it is not
+    made yet (a worker need not be started after its maker: all of them
+    start fetching together)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        settings = crawl.settings()
+        if settings is not None or time.monotonic() >= deadline:
+            return settings
+        time.sleep(WAIT_FOR_CRAWL_POLL)
 
 
 def _same_partitions(crawl) -> None:
@@ -1119,6 +1133,10 @@ REDIS_OF_CRAWL = click.option("--redis", "redis_url", required=True, multiple=Tr
 @click.option("--worker-id", metavar="ID",
               help="Stable name of this worker (default: host name and --out): a restarted "
                    "worker with the same id gives back what it held at once.")
+@click.option("--wait-for-crawl", type=click.FloatRange(min=0), default=0.0, show_default=True,
+              metavar="SECONDS",
+              help="If the crawl is not in Redis yet, wait this long for it (workers "
+                   "started together with the crawler crawl that makes it).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
 @click.option("--proxy", default="", metavar="URL",
               help="This worker's proxy (as for crawl; default: its own environment's).")
@@ -1128,8 +1146,8 @@ REDIS_OF_CRAWL = click.option("--redis", "redis_url", required=True, multiple=Tr
 @click.option("--no-check-certificate", is_flag=True,
               help="Do not verify TLS certificates on this worker.")
 @secrets_again
-def worker(redis_url, crawl_id, out, workers, processes, worker_id, quiet, headers, http_password,
-           ask_password, **network) -> None:
+def worker(redis_url, crawl_id, out, workers, processes, worker_id, wait_for_crawl, quiet, headers,
+           http_password, ask_password, **network) -> None:
     """Join a shared crawl in Redis and work on it until it is done.
 
     Every setting that decides which URLs the crawl has comes from Redis;
@@ -1148,7 +1166,7 @@ def worker(redis_url, crawl_id, out, workers, processes, worker_id, quiet, heade
     """
     from controller.shared import default_worker_id, worker_config
     crawl = _shared_crawl(redis_servers(redis_url), crawl_id)
-    settings = crawl.settings()
+    settings = _settings_within(crawl, wait_for_crawl)
     if settings is None:
         where = crawl.address()
         raise click.UsageError(f"--crawl-id {crawl_id}: no such crawl in Redis at {where}; "

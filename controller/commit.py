@@ -34,6 +34,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 
 from controller.admission import trap_keys
+from controller.config import order_params
 from controller.digest import Digest, DigestJob
 from controller.localfailure import LocalFailure
 from controller.resume import JOURNAL_FILE, STATE_DIR, PreviousCrawl, beyond_depth
@@ -44,6 +45,7 @@ from getpage import Ask, FetchResult
 from textfilter.duplicates import ContentVerdict, exact_key
 from textfilter.fingerprint import body_md5
 from urllist import QueuedUrl
+from urllist.orders import make_order
 from urllist.journal import PATTERNS_KEY, ScoredPage, SeenMark, Skipped, in_level_order, replay
 
 NO_VERDICT = ContentVerdict(None, None, None)
@@ -399,6 +401,10 @@ class SharedCommit(Commit):
     def __init__(self, crawl) -> None:
         super().__init__(crawl)
         self.local_ids: set[int] = set()   # ids of the rows this directory holds already
+        config = crawl.config
+        # another --order: each link goes with its terms (urllist/orders.py, "Shared")
+        self.order = None if config.order == "bfs" else make_order(config.order,
+                                                                    order_params(config))
 
     def archive(self, page: Page) -> None:
         """edges.csv, extraction rows and WARC records. (No WARC revisit
@@ -419,6 +425,11 @@ class SharedCommit(Commit):
         the row."""
         crawl, item, digest = self.crawl, page.item, page.digest
         links = [(url, *trap_keys(url)) for url in digest.followed]
+        if self.order is not None:
+            terms = self.order.shared_terms(list(digest.followed), list(
+                digest.link_relevance or (0.0,) * len(digest.followed)), digest.relevance,
+                crawl.frontier.terms_of(item.id))
+            links = [(*link, *term) for link, term in zip(links, terms)]
         judged = exact_key(digest.content_md5) if crawl.config.content_dedup != "off" else ""
         crawl.frontier.commit(item, judged, links, self.expands(item),
                               index_row(item, page.visit, digest, 0, NO_VERDICT),

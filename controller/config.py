@@ -358,8 +358,11 @@ def _check_extraction(config: CrawlConfig) -> None:
 # order's journaled page events (urllist/ordered.py, resume), --sitemaps
 # queues listed pages as links no page scored yet.
 ORDER_REFUSALS = {
-    "--redis": "a shared crawl's queue lives in Redis in level order, and an order's scores "
-               "in one process",
+    # A shared crawl runs an order by the terms each URL keeps in its host's
+    # partition (urllist/orders.py, "Shared"). Refused: what needs one
+    # process's view of the whole crawl, in the order's own words
+    # (Order.shared_refusal).
+    "--redis": "",
     # An order's scores (PageRank, OPIC cash, anchor scores) and its level
     # corrections need every known URL and the link graph at hand: its
     # queue stays in RAM, and only the breadth-first lines spill to disk.
@@ -369,11 +372,21 @@ ORDER_REFUSALS = {
 }
 
 
-def order_refusal(order: str, way: str) -> str:
-    """Why --order ``order`` cannot go with ``way`` (a key of ORDER_REFUSALS); "" if it can."""
-    if order == "bfs" or way not in ORDER_REFUSALS:
+def order_refusal(order: str, way: str, params: tuple[str, ...] = ()) -> str:
+    """Why --order ``order`` (with --order-param ``params``) cannot go with
+    ``way`` (a key of ORDER_REFUSALS); "" if it can."""
+    if order == "bfs" or order not in ORDERS or way not in ORDER_REFUSALS:
         return ""
-    return f"--order {order} does not go with {way}: {ORDER_REFUSALS[way]}; use --order bfs"
+    reason = ORDER_REFUSALS[way]
+    if way == "--redis":
+        try:
+            made = make_order(order, dict(p.split("=", 1) for p in params if "=" in p))
+        except ValueError:
+            return ""   # the order's parameters are refused on their own
+        if made.shared:
+            return ""
+        reason = made.shared_refusal
+    return f"--order {order} does not go with {way}: {reason}; or use --order bfs"
 
 
 def _sitemap_problem(config: CrawlConfig) -> str:

@@ -123,7 +123,7 @@ class Crawl:
                                                  self.shared)
         self._scheduled = isinstance(self.fetcher, Fetcher)
         self.frontier = wiring.frontier(config, self.gate, self.shared, self.store.sync,
-                                        self._wake_up)
+                                        self._wake_up, (self.claim, self._forget_speculated))
         self.digester = wiring.digester(config, self.rules)
         self.contents = wiring.content_seen(config)
         self._open_content_files(previous)
@@ -241,6 +241,7 @@ class Crawl:
         """The paper's flow chart: hand out URLs, fetch, digest, record, until done."""
         while not self._over():
             self._hand_out(fetchers)
+            self._adopt()           # URLs a shared crawl's frontier gave this worker, fetched ahead
             self._commit_parked()   # the open level may have closed elsewhere (a shared crawl)
             self._report_progress()
             for future in _finished(self._done, self._wait_seconds()):
@@ -286,6 +287,8 @@ class Crawl:
     def _wait_seconds(self) -> float:
         """How long the loop may wait for a finished future: until the next host
         is ready, if a fetch thread is free to take it."""
+        if not self._in_flight and self.frontier.exhausted():
+            return 0.0   # the last pop heard the crawl end (a shared crawl's): end now
         if (self._fetching >= self.config.workers or self.stop_reason or self._one_at_a_time()
                 or len(self._in_flight) >= MAX_IN_FLIGHT_PER_WORKER * self.config.workers):
             return POLL_SECONDS   # nothing could be handed out: wait for a future
@@ -424,7 +427,7 @@ class Crawl:
             self.frontier.unspeculate(item)
         for url in self.admission.speculable(links, bound, self.speculation.wants):
             if self.speculation.wants(url):
-                self.speculation.add(self.frontier.speculate(url, host_key(url)), bound)
+                self.speculation.add(self.admission.speculate(url, bound), bound)
 
     def _speculated(self, item: QueuedUrl, visit: Visit) -> None:
         """A speculative fetch ended: hand it to its real item, or keep it (and
@@ -458,12 +461,16 @@ class Crawl:
                 self.frontier.unspeculate(state)
         return frozenset(taken)
 
-    def _adopt(self) -> None:
-        """Queued URLs whose response a speculative fetch got: on as if fetched now."""
-        for url in self.admission.take_redirected():
+    def _forget_speculated(self, urls) -> None:
+        """These URLs are taken care of otherwise: no speculative fetch of them."""
+        for url in urls:
             waiting = self.speculation.forget(url)
             if waiting is not None:
                 self.frontier.unspeculate(waiting)
+
+    def _adopt(self) -> None:
+        """Queued URLs whose response a speculative fetch got: on as if fetched now."""
+        self._forget_speculated(self.admission.take_redirected())
         while self._adopted:
             item, visit = self._adopted.pop(0)
             if self.stop_reason or (self.config.max_pages and self.handed_out >= self.config.max_pages):

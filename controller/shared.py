@@ -15,7 +15,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from controller.admission import trap_keys
-from controller.config import CrawlConfig, fixed_delay
+from controller.config import CrawlConfig, fixed_delay, order_params
 from controller.resume import STATE_DIR, settings_of
 
 # Settings that say how one worker runs, not which URLs the crawl has. The
@@ -68,7 +68,18 @@ def create(crawl, config: CrawlConfig, lease_seconds: float | None = None) -> bo
                         delay=fixed_delay(config), per_host=config.per_host, max_pages=config.max_pages,
                         host_cap=config.max_pages_per_host, query_cap=config.max_query_variants,
                         lease_seconds=lease_seconds or LEASE_SECONDS,
-                        pattern_cap=config.max_pattern_depth)
+                        pattern_cap=config.max_pattern_depth, order=order_constants(config))
+
+
+def order_constants(config: CrawlConfig) -> tuple[int, float, float] | None:
+    """Another --order than bfs: what its Redis needs of it (2: with
+    --max-depth, which keeps each page's links for the closure, else 1;
+    Order.shared_constants)."""
+    if config.order == "bfs":
+        return None
+    from urllist.orders import make_order
+    return (2 if config.max_depth else 1,
+            *make_order(config.order, order_params(config)).shared_constants())
 
 
 def worker_config(settings: dict, out: Path, **own) -> CrawlConfig:

@@ -124,14 +124,20 @@ def fetcher(config: CrawlConfig, gate: PolitenessGate,
 
 
 def frontier(config: CrawlConfig, gate: PolitenessGate, shared=None, sync_rows=None,
-             wake=None):
+             wake=None, speculation=None):
     """``wake``: what a shared crawl's frontier calls, from its own thread,
-    when Redis says a URL may be there for it (the loop then pops again)."""
+    when Redis says a URL may be there for it (the loop then pops again);
+    ``speculation``: what it calls, on the loop's thread, with the URLs
+    given to this worker because it claimed them (the ids the crawl's
+    speculation takes over), and with the URLs whose claim Redis refused."""
     if shared is not None:
         from urllist.redisqueue import RedisFrontier
-        return RedisFrontier(shared.crawl, gate, config.workers, sync_rows, wake=wake,
-                             ahead_path=config.out / STATE_DIR / AHEAD_FILE,
-                             max_ahead=AHEAD_PER_WORKER * config.workers, delay=fixed_delay(config))
+        queue = RedisFrontier(shared.crawl, gate, config.workers, sync_rows, wake=wake,
+                              ahead_path=config.out / STATE_DIR / AHEAD_FILE,
+                              max_ahead=AHEAD_PER_WORKER * config.workers, delay=fixed_delay(config))
+        if speculation is not None:
+            queue.adopt, queue.refused = speculation
+        return queue
     if config.order != "bfs":
         order = make_order(config.order, order_params(config))
         # Under a page budget the order decides what is in it, so every fetch

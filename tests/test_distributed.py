@@ -414,6 +414,37 @@ def test_joining_a_crawl_that_is_not_there_or_creating_one_twice(tmp_path, redis
     assert not (tmp_path / "b").exists()
 
 
+def test_a_worker_started_before_its_crawl_waits_for_it(clean_logs, tmp_path, redis_server):
+    roots, _ = clean_logs
+    dirs = [tmp_path / "w0", tmp_path / "w1"]
+    early = start(worker(redis_server.url, dirs[1], "--wait-for-crawl", "60"), tmp_path)
+    # it is looking for the crawl (connected to Redis) before the crawl is made
+    wait_for(lambda: len(redis.Redis.from_url(redis_server.url).client_list()) > 1, [early])
+    procs = [early, start(first_worker(roots, redis_server.url, dirs[0]), tmp_path)]
+    finish(procs)
+    assert len(union_rows(dirs)) == PAGES
+    assert {place["worker"] for place in status_of(redis_server.url)["places"]} == {
+        (d / STATE_DIR / WORKER_ID_FILE).read_text().strip() for d in dirs}
+    gone = cli("worker", "--redis", redis_server.url, "--crawl-id", "nope", "--out",
+               str(tmp_path / "late"), "--wait-for-crawl", "0.2")
+    assert gone.returncode == 2 and "no such crawl in Redis" in gone.stderr
+
+
+def test_a_worker_leases_past_its_threads_while_pages_wait_out_the_delay(clean_logs, tmp_path,
+                                                                        redis_server):
+    """One fetch thread, one second between a host's requests: after a host's
+    robots.txt its page waits out the delay in no thread, so the worker
+    leases the next host meanwhile (every host's robots.txt goes out before
+    the first page), as one machine does."""
+    roots, logs = clean_logs
+    finish([start(first_worker(roots, redis_server.url, tmp_path / "w", "--delay", "1",
+                               "--workers", "1", "--max-pages", str(len(roots))), tmp_path)])
+    robots = [r.time for log in logs for r in log.snapshot() if r.path == "/robots.txt"]
+    pages = [r.time for log in logs for r in log.snapshot() if r.path != "/robots.txt"]
+    assert len(robots) == len(pages) == len(roots)
+    assert max(robots) < min(pages)
+
+
 def test_settings_come_from_redis(tmp_path, redis_server, clean_logs):
     roots, _ = clean_logs
     finish([start(first_worker(roots, redis_server.url, tmp_path / "w0", "--max-depth", "1"),

@@ -20,7 +20,6 @@ from typing import Protocol, runtime_checkable
 from urlfilter.asciisum import AsciiSumSeen
 from urlfilter.bloom import BloomSeen
 from urlfilter.intstring import IntStringSeen
-from urlfilter.sieve import SieveSeen
 from urlfilter.stringhash import StringHashSeen
 
 __all__ = ["SEEN_ALGORITHMS", "Md5Seen", "SetSeen", "UrlSeen", "make_seen"]
@@ -123,6 +122,14 @@ class Md5Seen:
                 "bytes": sys.getsizeof(self._digests) + count * digest_bytes}
 
 
+def _sieve(directory: str | Path | None = None) -> UrlSeen:
+    """urlfilter.sieve.SieveSeen, imported when a crawl makes one: it loads
+    numpy, about a tenth of a second of a process's start-up, which a crawl
+    with another seen-set (a shared crawl's worker) need not pay."""
+    from urlfilter.sieve import SieveSeen
+    return SieveSeen(directory)
+
+
 SEEN_ALGORITHMS: dict[str, Callable[..., UrlSeen]] = {
     "set": SetSeen,
     "ascii": AsciiSumSeen,
@@ -130,7 +137,7 @@ SEEN_ALGORITHMS: dict[str, Callable[..., UrlSeen]] = {
     "stringhash": StringHashSeen,
     "md5": Md5Seen,
     "bloom": BloomSeen,
-    "sieve": SieveSeen,
+    "sieve": _sieve,
 }
 
 

@@ -36,6 +36,23 @@ re-scored. Parameters come from ``--order-param KEY=VALUE``.
   parent's measured relevance as the target estimate), else one drawn in
   proportion to it, from a seeded generator (seed=N) for repeatability.
 
+Shared (``--redis``): a URL's score lives in Redis with its host's
+partition, as three terms, and its priority is acc + best + c/(1 + level)
+(c: importance's; a seed first, as here). The worker that fetched a page
+sends each link's terms with the link (``shared_terms``): acc adds up what
+each link brings, best keeps the best link's score, aux the best inherited
+score. importance: a (one in-link) to acc, b*IL(P) to best; opic: the
+page's cash (its acc when it was leased) split evenly among its links and
+the virtual page, each link's share to acc (the virtual page's share, the
+same for every known page, is dropped: it leaves their order as it is);
+best-first: R(l) to best; shark: its score to best, the inherited score to
+aux; best-n-first: as best-first, a URL placed by its first score and its
+better ones applied every n pages acknowledged in its partition (the batch
+is a partition's, not the crawl's). What cannot be shared
+(``shared_refusal``): aco (its pheromone is laid along each page's path
+back to its seed, through every partition, and its choices are drawn from
+one generator), importance's pagerank_every (a PageRank of the whole graph).
+
 Resuming: an order's state is a function of the pages it heard of, in the
 order it heard of them, and of nothing else (no clock, no thread), so
 OrderedFrontier.restore rebuilds it by replaying the committed pages; the
@@ -119,6 +136,20 @@ class Order:
     def _seed(self, item_id: int) -> bool:
         return self._parent[item_id] == SEED
 
+    shared = True   # runs shared, with shared_terms (else shared_refusal says why not)
+    shared_refusal = ""
+
+    def shared_constants(self) -> tuple[float, float, int]:
+        """(c of the level term, a seed's acc, a batch's pages: best-n-first's
+        n, 0: none) for a shared crawl's Redis."""
+        return 0.0, 0.0, 0
+
+    def shared_terms(self, urls: list[str], anchor: list[float], relevance: float | None,
+                     held: tuple[float, ...]) -> list[tuple[float, float, float]]:
+        """(add, best, aux) of each link of a page fetched in a shared crawl
+        (held: the page's own acc, best, aux when it was leased)."""
+        raise NotImplementedError
+
     def stats(self) -> dict:
         return {"order": self.name, "params": self.p, "cpu_seconds": round(self.cpu_seconds, 4)}
 
@@ -148,6 +179,19 @@ class Importance(Order):
         for target in targets:   # distinct: a page's links are
             self.backlinks[target] += 1
         self.frontier.rescore(targets)
+
+    @property
+    def shared(self) -> bool:
+        return not self.p["pagerank_every"]
+
+    shared_refusal = ("pagerank_every is a PageRank of the whole graph found so far, which no "
+                      "partition holds; leave it 0 (in-links counted in each URL's partition)")
+
+    def shared_constants(self):
+        return self.p["c"], 0.0, 0
+
+    def shared_terms(self, urls, anchor, relevance, held):
+        return [(self.p["a"], self.p["b"] * url_score(url), 0.0) for url in urls]
 
     def _pagerank(self) -> None:
         ranks = pagerank(len(self.backlinks), self.frontier.out_links())
@@ -229,6 +273,13 @@ class Opic(Order):
         self.virtual = 0.0
         self.frontier.rescore(targets)
 
+    def shared_constants(self):
+        return 0.0, 1.0, 0   # the seeds share 1 each
+
+    def shared_terms(self, urls, anchor, relevance, held):
+        share = held[0] / (len(urls) + 1)
+        return [(share, 0.0, 0.0)] * len(urls)
+
     def total_cash(self) -> float:
         """Conserved: the seeds' cash, wherever it went (the history only
         records what each page passed on)."""
@@ -285,6 +336,9 @@ class BestFirst(Order):
     def _rescore(self, changed) -> None:
         self.frontier.rescore(changed)
 
+    def shared_terms(self, urls, anchor, relevance, held):
+        return [(0.0, self._coarse(self.link_score(a, relevance or 0.0)), 0.0) for a in anchor]
+
     def priority(self, item_id: int) -> float:
         return SEED_PRIORITY if self._seed(item_id) else self._coarse(self.score[item_id])
 
@@ -296,6 +350,8 @@ class BestFirst(Order):
 class BestNFirst(BestFirst):
     name = "best-n-first"
     DEFAULTS = {**BestFirst.DEFAULTS, "n": 256.0}
+    def shared_constants(self):
+        return 0.0, 0.0, max(int(self.p["n"]), 1)
 
     def __init__(self, params=None) -> None:
         super().__init__(params)
@@ -335,6 +391,12 @@ class Shark(BestFirst):
         super().added(item)
         self.inherited.append(0.0)
 
+    def shared_terms(self, urls, anchor, relevance, held):
+        relevance = relevance or 0.0
+        inherit = self.p["delta"] * (relevance if relevance > self.p["threshold"] else held[2])
+        gamma = self.p["gamma"]
+        return [(0.0, self._coarse(gamma * inherit + (1 - gamma) * a), inherit) for a in anchor]
+
     def _score_links(self, item, targets, anchor, relevance) -> set[int]:
         delta, gamma = self.p["delta"], self.p["gamma"]
         inherit = delta * (relevance if relevance > self.p["threshold"] else self.inherited[item.id])
@@ -354,6 +416,10 @@ class Aco(BestFirst):
     # path and back to breadth-first (experiments/README.md, Crawl orders)
     DEFAULTS = {**LINK_WEIGHTS, "alpha": 1.0, "beta": 2.0, "rho": 0.0,
                 "q0": 0.9, "tau0": 1.0, "seed": 0.0, "threshold": 0.0}
+
+    shared = False
+    shared_refusal = ("its pheromone is laid along each page's path back to its seed, through "
+                      "every partition, and its choices drawn from one generator")
 
     def __init__(self, params=None) -> None:
         super().__init__(params)

@@ -40,6 +40,10 @@ Keys (``p`` = a partition's prefix):
                  or the crawl ended (W waits with BLPOP)
   p rate:W       W's pages per 10 s bucket (its speed, the node weight)
   p alive        when the last tick ran (a long gap: Redis was away)
+  p claims       fingerprint -> the worker fetching that URL ahead of its queuing
+                 (speculation); p claims:W the fingerprints W claims
+  p given:W      queue entries of URLs W claimed that an offer queued, leased to W
+                 (W is told with its next sync)
   p rows:W       id -> "new links\tduplicate_of" of a page W committed and has not
                  confirmed written (the row itself is in W's write-ahead file)
   p seen:B       the URL-seen set: 64-bit fingerprints of normalized URLs as
@@ -52,6 +56,9 @@ Keys (``p`` = a partition's prefix):
   p trap:host, p trap:path   the trap limits' counters
   p trap:pattern  URL pattern -> the level it was first queued at (--max-pattern-depth;
                  kept when a lease is reclaimed: the level is the same when redone)
+  p oq:HOST, oe, ov, oid, otime, odef, oout:ID, oseeds, opend
+                 another --order's queues by score, instead of q:L:HOST and
+                 ready:L (the ordered scripts, after ``lease``, say each)
 
 The cost a page: one ``sync`` call. A worker's fetch thread, once its page
 is fetched and digested, gives back the page's request slot (with the ms
@@ -94,6 +101,15 @@ queued), which the worker fetches and keeps, and acknowledges only once
 the open level has closed (the Controller parks it); Redis tells it when
 that happens. So no host waits for the slowest host's level to end, and
 every URL's level and the flags are what they would be without it.
+Speculation (controller/speculation.py): the worker also fetches the links
+of the pages it holds ahead before they are queued, each first claimed
+(``speculate``: not in the seen-set, no other worker's claim, admitted by
+the trap limits at its deepest level, and its host with no URL queued
+here and free to start: the claim and the host's slot in one step, one
+call a partition for a pop's URLs). The offer that queues a claimed URL
+leases it to its claimer (given:W, heard with the claimer's next sync,
+which a wake word asks for), so it is fetched once and its level is the
+queue's; a worker's claims go with its leases when it dies or leaves.
 A URL leased by a worker whose deadline passes goes back to the head of its
 host's queue, its redirect marks leave the seen-set and the trap counts, and
 the worker is fenced: anything it sends later (an acknowledgement, a
@@ -190,6 +206,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from urllist.hosts import SPECULATIVE
 from urllist.queued import QueuedUrl
 
 INF_MS = 10 ** 15          # "not until a slot is given back"
@@ -245,11 +262,16 @@ local p = KEYS[1]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local cfg = redis.call('HMGET', p .. 'cfg', 'delay', 'per_host', 'max_pages', 'lease', 'host_cap',
-                      'query_cap', 'pattern_cap', 'parts', 'part')
+                      'query_cap', 'pattern_cap', 'parts', 'part', 'order', 'order_c', 'order_n')
 local DELAY, PER_HOST, MAX_PAGES = tonumber(cfg[1]), tonumber(cfg[2]), tonumber(cfg[3])
 local LEASE, HOST_CAP, QUERY_CAP = tonumber(cfg[4]), tonumber(cfg[5]), tonumber(cfg[6])
 local PATTERN_CAP = tonumber(cfg[7]) or 0   -- levels below a pattern's first; 0 = no limit
 local PARTS, PART = tonumber(cfg[8]) or 1, tonumber(cfg[9]) or 0   -- the crawl's partitions, this one's
+-- another --order than bfs: queues by score (_ORDERED), no level barrier
+-- (2: with --max-depth, whose closure needs the links: KEEP_LINKS)
+local ORDERED, ORDER_C = cfg[10] == '1' or cfg[10] == '2', tonumber(cfg[11]) or 0
+local KEEP_LINKS = cfg[10] == '2'
+local BATCH = tonumber(cfg[12]) or 0   -- best-n-first's n: better scores applied every n pages
 local INF = 1e15
 local HOLD_MS = 10000
 
@@ -350,7 +372,9 @@ end
 
 -- The hint for h, after something made h ready sooner or later: in the
 -- open level's ready set, or else in the next level's (fetched ahead).
+local ohint
 local function hint(h)
+  if ORDERED then return ohint(h) end
   local level = open_level()
   if level < 0 then return end
   if redis.call('EXISTS', p .. 'q:' .. level .. ':' .. h) == 1 then
@@ -389,7 +413,41 @@ local function give_slot(w, h, hint_later)
   return 1
 end
 
+-- Speculation (controller/speculation.py): a URL not queued yet that
+-- worker c fetches ahead is claimed by c (the speculate script); the offer
+-- that queues it leases it to c at once (given:c, told with c's next sync),
+-- so it is fetched once, and its level is the one the offer gives it.
+-- Claims lapse with c's leases (release_worker): the URL is then queued as
+-- any other.
+local CLAIMED
+local function given_to_claimer(fp, nid, entry)
+  if CLAIMED == nil then CLAIMED = redis.call('EXISTS', p .. 'claims') == 1 end
+  if not CLAIMED then return false end
+  local c = redis.call('HGET', p .. 'claims', fp)
+  if not c then return false end
+  redis.call('HDEL', p .. 'claims', fp)
+  redis.call('SREM', p .. 'claims:' .. c, fp)
+  redis.call('HSET', p .. 'lease:' .. c, nid, entry)
+  redis.call('HINCRBY', p .. 'state', 'leased', 1)
+  redis.call('RPUSH', p .. 'given:' .. c, entry)
+  redis.call('SADD', p .. 'ahead', c)   -- of the next level: acknowledged once the open one closes
+  redis.call('RPUSH', p .. 'wake:' .. c, -1)
+  return true
+end
+
+local function unclaim(w, fp)
+  if redis.call('HGET', p .. 'claims', fp) == w then redis.call('HDEL', p .. 'claims', fp) end
+  redis.call('SREM', p .. 'claims:' .. w, fp)
+end
+
+local function unclaim_all(w)
+  for _, fp in ipairs(redis.call('SMEMBERS', p .. 'claims:' .. w)) do unclaim(w, fp) end
+  redis.call('DEL', p .. 'given:' .. w)   -- what it lists is in lease:w, requeued with it
+end
+
+local orequeue
 local function requeue(entry)
+  if ORDERED then return orequeue(entry) end
   local f = split(entry)
   local level, h = f[2], f[4]
   redis.call('LPUSH', p .. 'q:' .. level .. ':' .. h, entry)
@@ -413,6 +471,7 @@ local function release_worker(w)
     redis.call('DEL', marks)
   end
   redis.call('DEL', p .. 'lease:' .. w, p .. 'wake:' .. w)
+  unclaim_all(w)
   redis.call('SREM', p .. 'idle', w)
   redis.call('SREM', p .. 'ahead', w)
   local count = #leases / 2
@@ -470,7 +529,7 @@ end
 -- the workers close it over all of them (SharedCrawl.advance) and each
 -- partition is told (the open script).
 local function close_levels()
-  if PARTS > 1 then return end
+  if PARTS > 1 or ORDERED then return end
   while true do
     local level = open_level()
     local c = redis.call('HMGET', p .. 'levels', 'q:' .. level, 'd:' .. level, 'q:' .. (level + 1))
@@ -535,6 +594,10 @@ end
 -- open level's ready set and (fetch-ahead, not under a page budget) the
 -- next level's. nil: no host queued.
 local function first_ready()
+  if ORDERED then
+    local first = redis.call('ZRANGE', p .. 'otime', 0, 0, 'WITHSCORES')
+    return #first > 0 and tonumber(first[2]) or nil
+  end
   local level, best = math.max(open_level(), 0), nil
   for lv = level, MAX_PAGES > 0 and level or level + 1 do
     local first = redis.call('ZRANGE', p .. 'ready:' .. lv, 0, 0, 'WITHSCORES')
@@ -605,7 +668,9 @@ end
 -- exact. A host gives its next level's URLs only once its open-level queue
 -- is empty (a host's URLs go in level order, as in one machine's FIFO).
 -- Not under a page budget: the budget must go to the open level first.
+local olease
 local function lease(w, n, given, ahead)
+  if ORDERED then return olease(w, n, given) end
   local out, waits, later, chainable, fields = {}, {}, {}, {}, {}
   local level = open_level()
   local after = level + 1
@@ -701,6 +766,166 @@ local function lease(w, n, given, ahead)
   return out, waits, later
 end
 
+-- Another --order than bfs (cfg order = 1, or 2 with --max-depth). A host's waiting URLs are a
+-- ZSET oq:HOST of ids (zero-padded: equal scores go smallest id first, as
+-- in urllist.ordered) scored by minus their priority; oe holds a waiting
+-- URL's entry, ov its order's terms ("acc\tbest\taux": acc sums what each
+-- link brought (importance's in-links times a, opic's cash), best is the
+-- best link score (best-first, shark; importance's b*IL), aux the best
+-- inherited score (shark)), oid a known URL's id by fingerprint (a link to
+-- it may raise its score or lower its level). otime: hosts with waiting
+-- URLs by when they may start (a hint never later than the truth, as
+-- ready:L). No level barrier: a URL's level is the shortest path offered
+-- so far, and the final levels are recomputed from the edges (crawler merge).
+local SEED_PRIORITY = 1e9
+local function omember(id) return string.format('%015d', tonumber(id)) end
+
+local function opriority(f, terms)
+  if f[3] == '' and tonumber(f[2]) == 0 then return SEED_PRIORITY end
+  local t = split(terms or '0\t0\t0')
+  return tonumber(t[1]) + tonumber(t[2]) + ORDER_C / (1 + tonumber(f[2]))
+end
+
+-- terms: its ov (read here if not given); entry_kept: oe holds this entry already
+local function oqueue(id, entry, f, terms, entry_kept)
+  terms = terms or redis.call('HGET', p .. 'ov', id)
+  redis.call('ZADD', p .. 'oq:' .. f[4], -opriority(f, terms), omember(id))
+  if not entry_kept then redis.call('HSET', p .. 'oe', id, entry) end
+end
+
+ohint = function(h)
+  if redis.call('EXISTS', p .. 'oq:' .. h) == 1 then redis.call('ZADD', p .. 'otime', ready_at(h), h)
+  else redis.call('ZREM', p .. 'otime', h) end
+end
+
+orequeue = function(entry)
+  local f = split(entry)
+  oqueue(f[1], entry, f)
+  redis.call('ZADD', p .. 'otime', 0, f[4])
+end
+
+-- Up to n URLs, the best first among the hosts that may start within
+-- AHEAD_MS (at most 4n + 16 of them looked at, the soonest ready), one a
+-- host per call, each with its slot taken: the order decides which,
+-- politeness when (as OrderedFrontier.pop). No chains, no fetch-ahead.
+olease = function(w, n, given)
+  local out, waits, fields, terms = {}, {}, {}, {}
+  for _, h in ipairs(given) do give_slot(w, h) end
+  local soon = now + AHEAD_MS
+  local hosts = redis.call('ZRANGEBYSCORE', p .. 'otime', '-inf', soon, 'LIMIT', 0, 4 * n + 16)
+  local ready = {}
+  for _, h in ipairs(hosts) do
+    local at = ready_at(h)
+    local top = redis.call('ZRANGE', p .. 'oq:' .. h, 0, 0, 'WITHSCORES')
+    if #top == 0 then redis.call('ZREM', p .. 'otime', h)
+    elseif at > soon then redis.call('ZADD', p .. 'otime', at, h)
+    else ready[#ready + 1] = {tonumber(top[2]), top[1], h, at} end
+  end
+  table.sort(ready, function(a, b)
+    if a[1] ~= b[1] then return a[1] < b[1] end
+    return a[2] < b[2]
+  end)
+  for _, c in ipairs(ready) do
+    if n <= 0 or limit_reached() then break end
+    local id, h = tostring(tonumber(c[2])), c[3]
+    redis.call('ZREM', p .. 'oq:' .. h, c[2])
+    local entry = redis.call('HGET', p .. 'oe', id)
+    redis.call('HDEL', p .. 'oe', id)
+    take_slot(w, h, c[4])
+    ohint(h)
+    fields[#fields + 1] = id
+    fields[#fields + 1] = entry
+    out[#out + 1] = entry
+    waits[#waits + 1] = math.max(0, c[4] - now)
+    terms[#terms + 1] = redis.call('HGET', p .. 'ov', id) or '0\t0\t0'
+    redis.call('HINCRBY', p .. 'state', 'leased', 1)
+    n = n - 1
+  end
+  if #fields > 0 then redis.call('HSET', p .. 'lease:' .. w, unpack(fields)) end
+  return out, waits, {}, terms
+end
+
+-- A URL queued at level (its page's parent id, host, url, terms "add\tbest\taux").
+local function oenter(fp, level, parent, h, url, terms)
+  local nid = tostring(new_id())
+  local entry = nid .. '\t' .. level .. '\t' .. parent .. '\t' .. h .. '\t' .. url
+  redis.call('HSET', p .. 'ov', nid, terms)
+  redis.call('HSET', p .. 'oid', fp, nid)
+  oqueue(nid, entry, split(entry), terms)
+  redis.call('ZADD', p .. 'otime', 'NX', ready_at(h), h)
+  return nid
+end
+
+-- A known URL still waiting takes a link's terms (acc + add, the best of
+-- best and aux) and the shorter path's level.
+local function oknown(fp, level, add, best, aux)
+  local known = redis.call('HGET', p .. 'oid', fp)
+  local terms = known and redis.call('HGET', p .. 'ov', known)
+  if not terms then return end   -- done, or beyond --max-depth
+  local t = split(terms)
+  local better = add ~= 0 or best > tonumber(t[2]) or aux > tonumber(t[3])
+  if better then
+    terms = (tonumber(t[1]) + add) .. '\t' .. math.max(tonumber(t[2]), best) .. '\t'
+            .. math.max(tonumber(t[3]), aux)
+    redis.call('HSET', p .. 'ov', known, terms)
+  end
+  local entry = redis.call('HGET', p .. 'oe', known)
+  if not entry then return end   -- leased
+  local f = split(entry)   -- waiting: scored again, its level lowered by a shorter path
+  local lower = level < tonumber(f[2])
+  if lower then
+    f[2] = level
+    entry = table.concat(f, '\t')
+  end
+  if not (better or lower) then return end
+  if BATCH > 0 then   -- placed again with the next batch (acks_written)
+    if lower then redis.call('HSET', p .. 'oe', known, entry) end
+    redis.call('SADD', p .. 'opend', known)
+  else oqueue(known, entry, f, terms, not lower) end
+end
+
+-- The links of page id of level (ARGV[at ...], 5 fields each, the URL's
+-- field followed by the link's terms: "url\tadd\tbest\taux"): a new one
+-- queued at level + 1, or (not expand: beyond --max-depth) kept aside in
+-- odef (fingerprint -> parent, host, url, terms) until a shorter path
+-- brings it within (a link here, or the closure: SharedCrawl.close_deferred,
+-- over the links kept under their page in oout:ID); a known one: oknown.
+local function ooffer_links(id, level, expand, at, links)
+  local new, seen, host_full, query_full, beyond, cut = {}, 0, 0, 0, 0, {}
+  for i = at, at + 5 * (links - 1), 5 do
+    local fp, h, path, pattern = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+    local l = split(ARGV[i + 4])
+    local url, add, best, aux = l[1], tonumber(l[2] or '0'), tonumber(l[3] or '0'), tonumber(l[4] or '0')
+    local terms = add .. '\t' .. best .. '\t' .. aux
+    if KEEP_LINKS then redis.call('RPUSH', p .. 'oout:' .. id, fp) end
+    if seen_add(fp) == 0 then
+      local deferred = expand and redis.call('HGET', p .. 'odef', fp)
+      if deferred then
+        redis.call('HDEL', p .. 'odef', fp)
+        local d = split(deferred)
+        new[#new + 1] = oenter(fp, level + 1, d[1], d[2], d[3], terms)
+        new[#new + 1] = d[3]
+      else
+        seen = seen + 1
+        oknown(fp, level + 1, add, best, aux)
+      end
+    else
+      local refused = trap_admit(h, path, pattern, level + 1)
+      if refused == 'host-pages' then host_full = host_full + 1
+      elseif refused == 'pattern-depth' then cut[#cut + 1] = pattern
+      elseif refused == 'query-variants' then query_full = query_full + 1
+      elseif not expand then
+        redis.call('HSET', p .. 'odef', fp, id .. '\t' .. h .. '\t' .. url .. '\t' .. terms)
+        beyond = beyond + 1
+      else
+        new[#new + 1] = oenter(fp, level + 1, id, h, url, terms)
+        new[#new + 1] = url
+      end
+    end
+  end
+  return {new, {seen, host_full, query_full, beyond, #cut}, cut}
+end
+
 -- What a call's acknowledgements write, gathered so that several pages
 -- acknowledged together cost one command each (acks_written).
 local ACKED = {ids = {}, marks = {}, rows = {}, levels = {}}
@@ -709,6 +934,7 @@ local ACKED = {ids = {}, marks = {}, rows = {}, levels = {}}
 -- level + 1 if new (expand: within --max-depth), here: their hosts are
 -- this partition's. {new (id, url ...), counts, cut patterns}.
 local function offer_links(id, level, expand, at, links)
+  if ORDERED then return ooffer_links(id, level, expand, at, links) end
   local new, seen, host_full, query_full, beyond, cut = {}, 0, 0, 0, 0, {}
   for i = at, at + 5 * (links - 1), 5 do
     local fp, h, path, pattern, url = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
@@ -723,9 +949,11 @@ local function offer_links(id, level, expand, at, links)
       elseif refused == 'query-variants' then query_full = query_full + 1
       else
         local nid = new_id()
-        local q = p .. 'q:' .. (level + 1) .. ':' .. h
-        redis.call('RPUSH', q, nid .. '\t' .. (level + 1) .. '\t' .. id .. '\t' .. h .. '\t' .. url)
-        redis.call('ZADD', p .. 'ready:' .. (level + 1), 'NX', 0, h)
+        local entry = nid .. '\t' .. (level + 1) .. '\t' .. id .. '\t' .. h .. '\t' .. url
+        if not given_to_claimer(fp, nid, entry) then
+          redis.call('RPUSH', p .. 'q:' .. (level + 1) .. ':' .. h, entry)
+          redis.call('ZADD', p .. 'ready:' .. (level + 1), 'NX', 0, h)
+        end
         new[#new + 1] = nid
         new[#new + 1] = url
       end
@@ -750,6 +978,7 @@ local function ack(w, id, md5, dup, elsewhere, expand, at, links)
     return {tonumber(f[2]), {}, {0, 0, 0, 0, 0}, tonumber(f[1]), {}}
   end
   local level = tonumber(split(entry)[2])
+  if ORDERED then redis.call('HDEL', p .. 'ov', id) end   -- its scores went with it (opic: its cash)
   ACKED.ids[#ACKED.ids + 1] = id
   ACKED.marks[#ACKED.marks + 1] = p .. 'lseen:' .. id
   ACKED.levels[level] = (ACKED.levels[level] or 0) + 1
@@ -772,6 +1001,15 @@ local function acks_written(w)
   redis.call('HINCRBY', p .. 'state', 'leased', -k)
   redis.call('HINCRBY', p .. 'state', 'processed', k)
   for level, done in pairs(ACKED.levels) do redis.call('HINCRBY', p .. 'levels', 'd:' .. level, done) end
+  if BATCH > 0 and redis.call('HINCRBY', p .. 'state', 'batch', k) >= BATCH then
+    -- best-n-first's next batch, counted in this partition's pages: every better score applied
+    redis.call('HSET', p .. 'state', 'batch', 0)
+    for _, id in ipairs(redis.call('SMEMBERS', p .. 'opend')) do
+      local entry = redis.call('HGET', p .. 'oe', id)
+      if entry then oqueue(id, entry, split(entry), nil, true) end
+    end
+    redis.call('DEL', p .. 'opend')
+  end
 end
 """.replace("WINDOW_MS", str(WINDOW_MS)).replace("TICK_MS", str(round(TICK_SECONDS * 1000))) \
     .replace("AHEAD_MS", str(AHEAD_MS))
@@ -819,11 +1057,13 @@ end
 acks_written(w)
 if #acks > 0 then close_levels() end
 if retry then n = 0 end   -- the lost reply held its URLs: the worker's resync gives them back
-local out, waits, later = lease(w, n, given, ahead)
+local out, waits, later, terms = lease(w, n, given, ahead)
 for _, h in ipairs(later) do hint(h) end
 wake_idle()   -- another worker: this one asks again when it will
 if #out < n then redis.call('SADD', p .. 'idle', w) end
-return {acks, out, summary(), waits}
+local given = redis.call('LRANGE', p .. 'given:' .. w, 0, -1)
+if #given > 0 then redis.call('DEL', p .. 'given:' .. w) end
+return {acks, out, summary(), waits, terms or {}, given}
 """
 
 # Once a second, a worker's bookkeeping (its heartbeat thread). ARGV:
@@ -997,6 +1237,45 @@ wake_idle()
 return freed
 """
 
+# ARGV: worker, epoch, then per URL to fetch before it is queued
+# (speculation): fingerprint, host, path-if-query, pattern-or-'', the
+# deepest level it may have. Per URL: 0 = claimed for this worker, and its
+# host's request slot taken (its host has no URL queued here and may start
+# now); -1 = not to be fetched (in the seen-set: queued already; claimed by
+# another worker; the trap limits would refuse it at its deepest level);
+# else the ms until asking again (its host busy: its queued URLs come first).
+_SPECULATE = _PRELUDE + r"""
+local w, epoch = ARGV[1], ARGV[2]
+if fenced(w, epoch) then return redis.error_reply('FENCED') end
+local level, later, out = open_level(), math.max(DELAY, 50), {}
+local function answer(fp, h, path, pattern, bound)
+  local key, member = seen_key(fp)
+  local holder = redis.call('HGET', p .. 'claims', fp)
+  if redis.call('SISMEMBER', key, member) == 1 or (holder and holder ~= w)
+      or (HOST_CAP > 0 and tonumber(redis.call('HGET', p .. 'trap:host', h) or '0') >= HOST_CAP)
+      or pattern_too_deep(pattern, bound)
+      or (path ~= '' and QUERY_CAP > 0
+          and tonumber(redis.call('HGET', p .. 'trap:path', path) or '0') >= QUERY_CAP) then
+    return -1
+  end
+  local queued = redis.call('LLEN', p .. 'q:' .. level .. ':' .. h)
+    + redis.call('LLEN', p .. 'q:' .. (level + 1) .. ':' .. h)
+  if queued > 0 then return math.max(queued * DELAY, 50) end
+  local at = ready_at(h)
+  if at >= INF then return later end
+  if at > now then return at - now end
+  redis.call('HSET', p .. 'claims', fp, w)
+  redis.call('SADD', p .. 'claims:' .. w, fp)
+  take_slot(w, h)
+  hint(h)
+  return 0
+end
+for i = 3, #ARGV, 5 do
+  out[#out + 1] = answer(ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], tonumber(ARGV[i + 4]))
+end
+return out
+"""
+
 # ARGV: worker, epoch, then per page: id, level, expand (1/0), its content
 # md5 when its verdict is asked here ('' = none), the count of its links of
 # this partition and their 5 fields each (as the sync's). A page's links in
@@ -1072,6 +1351,10 @@ local level = open_level()
 local c = redis.call('HMGET', p .. 'levels', 'q:' .. level, 'd:' .. level)
 -- no fetch-ahead under a budget: every URL leased here is of the open level
 local pending = math.max(0, (tonumber(c[1]) or 0) - (tonumber(c[2]) or 0) - (tonumber(s[4]) or 0))
+if ORDERED then   -- no levels: every URL queued here and not leased yet
+  local queued = tonumber(redis.call('HGET', p .. 'state', 'next_id') or '0')
+  pending = math.max(0, queued - (tonumber(s[4]) or 0) - (tonumber(s[5]) or 0))
+end
 local spare = quota - used - pending
 if spare > 0 then quota, returned = quota - spare, returned + spare end
 redis.call('HSET', p .. 'state', 'quota', quota, 'got', got, 'returned', returned)
@@ -1108,6 +1391,25 @@ redis.call('HSET', b, 'free', free)
 return out
 """
 
+# ARGV: (fingerprint, level) per URL kept aside beyond --max-depth that the
+# closure found within it (SharedCrawl.close_deferred): queued, if still
+# aside (entered twice: once). The URLs queued.
+_ENTER = _PRELUDE + r"""
+local n = 0
+for i = 1, #ARGV, 2 do
+  local deferred = redis.call('HGET', p .. 'odef', ARGV[i])
+  if deferred then
+    redis.call('HDEL', p .. 'odef', ARGV[i])
+    local d = split(deferred)
+    oenter(ARGV[i], tonumber(ARGV[i + 1]), d[1], d[2], d[3], d[4] .. '\t' .. d[5] .. '\t' .. d[6])
+    n = n + 1
+  end
+end
+if n > 0 then wake_idle() end
+return n
+"""
+
+
 # ARGV: worker, origin. robots.txt's load for an origin belongs to one
 # worker while that worker lives (its lease deadline not past): no guess of
 # how long a slow load may take, and a dead loader's claim passes on.
@@ -1125,8 +1427,9 @@ return 1
 """
 
 # ARGV: settings JSON, delay ms, per_host, max_pages, lease ms, host cap,
-# query cap, pattern cap, partitions, this partition's number, then
-# (fingerprint, host, path-if-query, pattern-or-'', url) per seed of its
+# query cap, pattern cap, partitions, this partition's number, order (1:
+# another than bfs; 2: with --max-depth), order_c (importance's c), a
+# seed's acc (opic: its cash), order_n (best-n-first's n), then (fingerprint, host, path-if-query, pattern-or-'', url) per seed of its
 # hosts. Seeds pass the seen-set and the trap limits as links do (a crawl of
 # one machine queues them through TrapGuard too). The seeds queued, or -1:
 # the crawl exists already.
@@ -1135,16 +1438,27 @@ if redis.call('EXISTS', p .. 'state') == 1 then return -1 end
 redis.call('SET', p .. 'settings', ARGV[1])
 redis.call('HSET', p .. 'cfg', 'delay', ARGV[2], 'per_host', ARGV[3], 'max_pages', ARGV[4],
            'lease', ARGV[5], 'host_cap', ARGV[6], 'query_cap', ARGV[7],
-           'pattern_cap', ARGV[8], 'parts', ARGV[9], 'part', ARGV[10])
+           'pattern_cap', ARGV[8], 'parts', ARGV[9], 'part', ARGV[10], 'order', ARGV[11],
+           'order_c', ARGV[12], 'order_n', ARGV[14])
 HOST_CAP, QUERY_CAP, PATTERN_CAP = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 PARTS, PART = tonumber(ARGV[9]), tonumber(ARGV[10])
+ORDERED, KEEP_LINKS = ARGV[11] ~= '0', ARGV[11] == '2'
 redis.call('HSET', p .. 'state', 'next_id', 0, 'processed', 0, 'leased', 0, 'reclaimed', 0)
 local n = 0
-for i = 11, #ARGV, 5 do
+for i = 15, #ARGV, 5 do
   local h, path, pattern, url = ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
   if seen_add(ARGV[i]) == 1 and not trap_admit(h, path, pattern, 0) then
-    redis.call('RPUSH', p .. 'q:0:' .. h, new_id() .. '\t0\t\t' .. h .. '\t' .. url)
-    redis.call('ZADD', p .. 'ready:0', 'NX', 0, h)
+    local entry = new_id() .. '\t0\t\t' .. h .. '\t' .. url
+    if ORDERED then
+      local id = split(entry)[1]
+      redis.call('HSET', p .. 'ov', id, ARGV[13] .. '\t0\t0')
+      redis.call('RPUSH', p .. 'oseeds', id)
+      redis.call('HSET', p .. 'oid', ARGV[i], id)
+      orequeue(entry)
+    else
+      redis.call('RPUSH', p .. 'q:0:' .. h, entry)
+      redis.call('ZADD', p .. 'ready:0', 'NX', 0, h)
+    end
     n = n + 1
   end
 end
@@ -1313,7 +1627,7 @@ class Partition:
 _SCRIPTS = (("sync", _SYNC), ("tick", _TICK), ("mark", _MARK), ("gate", _GATE), ("join", _JOIN),
             ("leave", _LEAVE), ("create", _CREATE), ("resync", _RESYNC), ("claim", _CLAIM),
             ("offer", _OFFER), ("content", _CONTENT), ("open", _OPEN), ("quota", _QUOTA),
-            ("pool", _POOL))
+            ("pool", _POOL), ("enter", _ENTER), ("speculate", _SPECULATE))
 
 
 class SharedCrawl:
@@ -1336,6 +1650,8 @@ class SharedCrawl:
         self.lost_replies = 0   # calls retried after Redis went away: state to check again
         self._max_pages: int | None = None
         self._flags: list[int] = []   # the crawl's flags read so far (they are only appended to)
+        self._ordered: bool | None = None
+        self.keeps_links = False   # another order with --max-depth: close_deferred at the end
 
     @property
     def count(self) -> int:
@@ -1396,12 +1712,15 @@ class SharedCrawl:
 
     def create(self, settings: dict, seeds: Iterable[tuple[str, str, str, str]], *, delay: float,
                per_host: int, max_pages: int, host_cap: int, query_cap: int,
-               lease_seconds: float = LEASE_SECONDS, pattern_cap: int = 0) -> bool:
+               lease_seconds: float = LEASE_SECONDS, pattern_cap: int = 0,
+               order: tuple[int, float, float, int] | None = None) -> bool:
         """Store a new crawl's settings and seeds ((url, host, path if it has
         a query or '', pattern or '')); False if a crawl with this id exists
-        already."""
+        already. ``order``: another order than bfs, (2 with --max-depth, else
+        1; its c, a seed's acc, its batch: Order.shared_constants)."""
         head = [json.dumps(settings), round(delay * 1000), per_host, max_pages,
                 round(lease_seconds * 1000), host_cap, query_cap, pattern_cap, self.count]
+        tail = list(order) if order else [0, 0, 0, 0]
         seeds_of = [[] for _ in self.parts]
         for url, host, path, pattern in seeds:
             seeds_of[self.part_of(host)] += [fingerprint(url), host, path, pattern, url]
@@ -1410,7 +1729,7 @@ class SharedCrawl:
         total = 0
         # partition 0 last: workers take the crawl for made once it has its keys
         for part in reversed(range(self.count)):
-            made = int(self.run("create", *head, part, *seeds_of[part], part=part))
+            made = int(self.run("create", *head, part, *tail, *seeds_of[part], part=part))
             if made < 0:
                 return False
             total += made
@@ -1425,6 +1744,16 @@ class SharedCrawl:
             self._max_pages = int(self.call(
                 lambda: self.client.hget(self.prefix + "cfg", "max_pages")) or 0)
         return self._max_pages
+
+    @property
+    def ordered(self) -> bool:
+        """Made in another --order than bfs: queues by score, no level barrier."""
+        if self._ordered is None:   # read once the crawl is made (a worker may be made before)
+            order = self.call(lambda: self.client.hget(self.prefix + "cfg", "order"))
+            if order is None:
+                return False
+            self._ordered, self.keeps_links = order != b"0", order == b"2"
+        return self._ordered
 
     def share_budget(self) -> None:
         """With several partitions and a page budget: each partition's spare
@@ -1470,6 +1799,8 @@ class SharedCrawl:
         does nothing. A worker that died half-way through telling them is
         put right by the next one: the partitions behind are told the flags
         of the one ahead."""
+        if self.ordered:
+            return (), self.budget_spent() or (self._all_done() and not self.close_deferred())
         levels = self._levels()
         flags, level = levels["flags"], len(levels["flags"]) - 1
         if level < 0:
@@ -1485,6 +1816,67 @@ class SharedCrawl:
         flags.append(flags[-1] + levels["following"])
         self._open(flags)
         return tuple(flags), False
+
+    def _all_done(self) -> bool:
+        """Another order (no level barrier): finished when every partition,
+        read twice one after another, has acknowledged all it queued and
+        leases nothing, with no count moved between the passes. Then there
+        was a moment when every partition was idle at once (each was, from
+        its first read to its second, and the reads interleave), and from
+        then nothing can queue a URL: only a leased page offers links."""
+        passes = [[tuple(int(v or 0) for v in self.call(lambda part=part: part.client.hmget(
+            part.prefix + "state", "next_id", "processed", "leased"))) for part in self.parts]
+            for _ in range(2)]
+        return passes[0] == passes[1] and all(queued == done and not leased
+                                              for queued, done, leased in passes[0])
+
+    def close_deferred(self) -> int:
+        """Another order with --max-depth D, every partition idle: the URLs
+        kept aside beyond D whose shortest path over the fetched pages' links
+        is within D now, queued; how many. A link from a page whose level
+        was lowered after its links were offered (through a shortcut found
+        later) lowers its targets' too, as urllist.ordered's relaxation:
+        here by a breadth-first walk, D levels deep, from the seeds over the
+        links each partition keeps under their page (oout:ID), in one
+        pipeline a partition a level. Run again by whoever finds the crawl
+        idle; queued twice, a URL is queued once."""
+        settings = self.settings() or {}
+        depth = int(settings.get("max_depth") or 0)
+        if not depth:
+            return 0
+        reached = {(part, int(i)) for part in range(self.count) for i in self._pipelined(
+            part, [("lrange", "oseeds", 0, -1)])[0]}
+        layer, entered = sorted(reached), 0
+        for level in range(1, depth + 1):
+            found: dict[int, list[str]] = {}
+            for part in range(self.count):
+                lists = self._pipelined(part, [("lrange", f"oout:{i}", 0, -1) for _, i in layer])
+                found[part] = sorted({fp.decode() for fps in lists for fp in fps})
+            layer, deferred = [], []
+            for part, fps in found.items():
+                ids = self._pipelined(part, [("hget", "oid", fp) for fp in fps])
+                for fp, item_id in zip(fps, ids):
+                    if item_id is None:
+                        deferred += [fp, level]
+                    elif (part, int(item_id)) not in reached:
+                        reached.add((part, int(item_id)))
+                        layer.append((part, int(item_id)))
+                if deferred:
+                    entered += int(self.run("enter", *deferred, part=part))
+                deferred = []
+        return entered
+
+    def _pipelined(self, part: int, commands: list[tuple]) -> list:
+        """Read-only commands on keys of partition ``part`` (named without its
+        prefix), in one round trip."""
+        target = self.parts[part]
+
+        def send():
+            pipe = target.client.pipeline(transaction=False)
+            for name, key, *args in commands:
+                getattr(pipe, name)(target.prefix + key, *args)
+            return pipe.execute()
+        return self.call(send) if commands else []
 
     def _open_seeds(self) -> tuple[tuple[int, ...], bool]:
         """Level 0 opened with every partition's seeds, if the crawl's maker
@@ -1828,6 +2220,13 @@ class RedisGate:
         wait = self._op("start", host) / 1000
         return POLL_SECONDS if wait > LEASE_SECONDS else wait   # longer: held elsewhere (INF)
 
+    def speculated(self, host: str) -> None:
+        """A slot the speculate script took, for a URL fetched before it is
+        queued: it goes back with the next sync, as a leased page's."""
+        with self._lock:
+            self.held[host] += 1
+            self._page_slots[host] += 1
+
     def acquire(self, host: str) -> None:
         while True:
             if self._cancelled.is_set():
@@ -2132,6 +2531,10 @@ class RedisFrontier:
         self._ahead_of = 0         # the open level when _held_ahead was last pruned
         self._told = False         # Redis said a level closed: sync even with nothing wanted
         self._lost_seen = shared.lost_replies
+        self._init_speculation()
+        # Another --order: each held URL's terms from Redis ("acc\tbest\taux"),
+        # which its page's links are scored from (Order.shared_terms)
+        self._terms: dict[int, tuple[float, ...]] = {}
         self._beat = threading.Event()
         self._heart = threading.Thread(target=self._heartbeat, daemon=True)
         self._wakers = [threading.Thread(target=self._wait_for_word, args=(part,), daemon=True)
@@ -2202,8 +2605,9 @@ class RedisFrontier:
             if word is not None:
                 with self._gate.locked():
                     ms = int(word[1])
-                    if ms < 0:   # a level closed (pages fetched ahead may be acknowledged), or all did
-                        self._told = True
+                    if ms < 0:   # a level closed (pages fetched ahead may be acknowledged), or all
+                        self._told = True   # did, or URLs it claimed were given to it: sync here
+                        self._ask_again[part] = 0.0
                     else:        # when a host of this partition may start for us
                         self._ask_again[part] = min(self._ask_again[part],
                                                     time.monotonic() + ms / 1000)
@@ -2246,7 +2650,7 @@ class RedisFrontier:
         self._summaries[part] = summary
         self._summary = summary if self._parts == 1 else \
             Summary.combined([s for s in self._summaries if s is not None], self._shared.max_pages)
-        if self._summary.open_level > len(self._flags) - 1:
+        if self._summary.open_level > len(self._flags) - 1 and not self.ordered:
             target = self._shared.parts[max(
                 range(self._parts), key=lambda p: getattr(self._summaries[p], "open_level", -2))]
             flags = self._shared.call(lambda: target.client.lrange(target.prefix + "flags", 0, -1))
@@ -2259,6 +2663,8 @@ class RedisFrontier:
         self._advanced_at = time.monotonic()
         flags, finished = self._shared.advance()
         self._finished = self._finished or finished
+        if self.ordered and not finished:   # URLs beyond --max-depth may have been queued
+            self._ask_again = [0.0] * self._parts
         if len(flags) > len(self._flags):
             self._flags = flags
             self._shared.share_budget()   # the new level's URLs need their shares at once
@@ -2275,14 +2681,18 @@ class RedisFrontier:
             # the pages acknowledged now are held no longer; those fetched
             # ahead hold up no level's end, so the cap (the weight) leaves them out
             ahead = self._ahead_held()
-            n = max(0, min(n, self._cap - len(self._held_ids) + ahead + len(acks)))
+            n = max(0, min(n, self._cap - len(self._held_ids) + self._idle_held() + len(acks)))
             slots = self._gate.take_giving_back(part)
             self._told = False
             args = [self._gate.next_seq(), n, max(0, self.max_ahead - ahead), len(slots) // 2, *slots]
             for page in acks:
                 args += page
-            replies, entries, summary, waits = self._member.run("sync", *args, part=part)
+            replies, entries, summary, waits, terms, given = self._member.run("sync", *args, part=part)
+            for entry, held in zip(entries, terms):
+                self._terms[int(entry.split(b"\t", 1)[0])] = \
+                    tuple(float(t) for t in held.decode().split("\t"))
             self._heard(summary, part)
+            self._take_given(given)
             heard = time.monotonic()   # a wait counts from the reply: never earlier than Redis's
             # A chain is leased only when no other host was ready: ask again when one may be.
             chained = any(int(wait) < 0 for wait in waits)
@@ -2301,7 +2711,8 @@ class RedisFrontier:
                 heads[host] = item.id
                 self._gate.leased(host)
                 self._leased.append((heard + int(wait) / 1000, item))
-            if acks and self._parts > 1 and self._summaries[part].level_done_here:
+            # (another order has no level: its end is checked when the replies show it, _done)
+            if acks and self._parts > 1 and not self.ordered and self._summaries[part].level_done_here:
                 self._advance()   # maybe the last page of the level, here: done everywhere?
             return replies
 
@@ -2318,6 +2729,15 @@ class RedisFrontier:
                 del self._chains[host]
         self._wake()
         return True
+
+    def _idle_held(self) -> int:
+        """Held URLs that occupy no fetch thread and hold up no level's end
+        for long: those fetched ahead, and those waiting here for their
+        host (a page after its robots.txt waits out the delay), at most
+        max_ahead of them. The cap leaves them out, so a worker starting on
+        many hosts does not lease one thread's worth a delay."""
+        waiting = sum(1 for *_, item in self._waiting if item.id >= 0)
+        return min(self._ahead_held() + waiting, max(self.max_ahead, self.threads))
 
     def _ahead_held(self) -> int:
         """URLs held of a level after the open one (fetched ahead, or parked)."""
@@ -2342,6 +2762,16 @@ class RedisFrontier:
 
     # -- the Frontier protocol ------------------------------------------------
     def pop(self, n: int, now: float) -> list[QueuedUrl]:
+        """Up to n URLs to fetch now: those leased (or waiting here for their
+        host), then speculative ones on hosts with nothing queued."""
+        if self._given:
+            self._settle_given()
+        out = self._pop_leased(n, now)
+        if len(out) < n and self._speculating:
+            out += self._due_speculative(n - len(out), max(now, self._gate.clock()))
+        return out
+
+    def _pop_leased(self, n: int, now: float) -> list[QueuedUrl]:
         if self._held_acks and (not self._in_chain or now >= self._held_since + HOLD_ACKS_SECONDS):
             self.flush()   # the turn's pages; a chain's held ones too if its next is late
             now = max(now, self._gate.clock())   # what it leased to start now counts from its reply
@@ -2350,7 +2780,7 @@ class RedisFrontier:
             # URLs held already (a chain's still to come among them) are not asked
             # for again; those fetched ahead hold up no level's end: the cap leaves them out
             wanted = min(n - len(out) - len(self._leased),
-                         self._cap - len(self._held_ids) + self._ahead_held())
+                         self._cap - len(self._held_ids) + self._idle_held())
             if self._told or self._give_back_due(now, part) or (
                     wanted > 0 and now >= self._ask_again[part]):
                 self._sync(wanted, [], part)
@@ -2401,6 +2831,10 @@ class RedisFrontier:
 
     def next_ready(self, now: float) -> float | None:
         ready = self._next_url(now)
+        if self._given:
+            ready = now
+        if self._speculating:
+            ready = self._speculating[0][0] if ready is None else min(ready, self._speculating[0][0])
         if not self._held_acks:
             return ready
         flush_at = self._held_since + HOLD_ACKS_SECONDS
@@ -2431,7 +2865,7 @@ class RedisFrontier:
         POLL_SECONDS while it is not one)."""
         if not self._summary.finished:
             return False
-        if self._parts == 1 or self._finished:
+        if (self._parts == 1 and not (self.ordered and self._shared.keeps_links)) or self._finished:
             return True
         if time.monotonic() >= self._advanced_at + POLL_SECONDS:
             with self._gate.locked():
@@ -2448,8 +2882,9 @@ class RedisFrontier:
         """Committed already, by commit()."""
 
     def exhausted(self) -> bool:
+        """Every URL acknowledged (speculative ones waiting count for nothing)."""
         return (self._summary is not None and not self._waiting and not self._leased
-                and not self._held_acks and self._done())
+                and not self._held_acks and not self._given and self._done())
 
     def push(self, items, taken=frozenset()) -> None:
         raise TypeError("a shared crawl queues URLs only through commit()")
@@ -2466,15 +2901,17 @@ class RedisFrontier:
 
     @property
     def level_flags(self) -> tuple[int, ...]:
-        return self._flags
+        return () if self.ordered else self._flags
 
     @property
     def current_level(self) -> int:
+        if self.ordered:
+            return 1 << 30   # no barrier: no page is held back for its level
         return max(len(self._flags) - 1, 0)
 
     @property
     def finished_levels(self) -> int:
-        if not self._summary:
+        if not self._summary or self.ordered:
             return 0
         return sum(1 for m in self._flags if m <= self._summary.processed)
 
@@ -2483,6 +2920,95 @@ class RedisFrontier:
         if self._parts > 1 and self._finished:   # found by advance, after the replies last heard
             return self._shared.budget_spent()
         return bool(self._summary and self._summary.limit_reached)
+
+    # -- speculation (controller/speculation.py) -----------------------------
+    def _init_speculation(self) -> None:
+        # what the crawl's speculation holds of the URLs given to this worker
+        # (ids it takes over), and the speculated URLs Redis refused
+        self.adopt = lambda items: frozenset()
+        self.refused = lambda urls: None
+        self._spec_ids = itertools.count(1)
+        self._withdrawn: set[int] = set()   # speculative ids not to fetch after all
+        # waiting to be claimed: (local time, arrival, item, (host, path, pattern, bound))
+        self._speculating: list[tuple[float, int, QueuedUrl, tuple]] = []
+        self._given: list[tuple[QueuedUrl, str]] = []   # claimed URLs an offer queued: ours
+        self._host_busy: dict[str, float] = {}   # host -> when Redis said to ask again (local time)
+
+    def speculate(self, url: str, host: str, path: str, pattern: str, bound: int) -> QueuedUrl:
+        """Fetch url, not queued yet, once its host has nothing queued and
+        may start: then claimed in Redis with its host's slot (``pop``), so
+        no other worker fetches it and the offer that queues it leases it
+        to this worker. ``bound``: the deepest level it may have (the trap
+        limits are asked at it). A negative id, level SPECULATIVE."""
+        item = QueuedUrl(-next(self._spec_ids), url, SPECULATIVE, None)
+        heapq.heappush(self._speculating, (0.0, next(self._arrivals), item, (host, path, pattern, bound)))
+        return item
+
+    def known_seen(self, url: str) -> bool:
+        """Whether Redis judged url in this worker's sight (queued or seen already)."""
+        return fingerprint(url) in self.seen
+
+    def unspeculate(self, item: QueuedUrl) -> None:
+        """Not claimed yet (a claimed one is fetched at once): not to be."""
+        self._withdrawn.add(item.id)
+
+    def _settle_given(self) -> None:
+        """URLs given to this worker (it claimed them): taken over by the
+        crawl's speculation, or fetched as any other (its speculation
+        dropped them)."""
+        given, self._given = self._given, []
+        taken = self.adopt([item for item, _ in given])
+        for item, host in given:
+            if item.id not in taken:
+                self.requeue(item, host)
+
+    def _due_speculative(self, n: int, now: float) -> list[QueuedUrl]:
+        """Up to n speculative URLs claimed now with their hosts' slots, one
+        call a partition; the others asked again when Redis says."""
+        due: dict[int, list] = {}
+        asked, later = 0, []
+        while self._speculating and self._speculating[0][0] <= now and asked < n:
+            entry = heapq.heappop(self._speculating)
+            if entry[2].id in self._withdrawn:
+                self._withdrawn.discard(entry[2].id)
+                continue
+            busy = self._host_busy.get(entry[3][0], 0.0)
+            if busy > now:   # its host's answer holds for every URL of it: not asked
+                later.append((busy, *entry[1:]))
+                continue
+            due.setdefault(self._shared.part_of(entry[3][0]), []).append(entry)
+            asked += 1
+        for entry in later:
+            heapq.heappush(self._speculating, entry)
+        out, refused = [], []
+        for part, entries in due.items():
+            args = [value for _, _, item, (host, path, pattern, bound) in entries
+                    for value in (fingerprint(item.url), host, path, pattern, bound)]
+            answers = self._member.run("speculate", *args, part=part)
+            now = self._gate.clock()
+            for (_, _, item, claim), answer in zip(entries, answers):
+                if int(answer) == 0:
+                    self._gate.speculated(claim[0])
+                    out.append(item)
+                elif int(answer) < 0:
+                    refused.append(item.url)
+                else:
+                    self._host_busy[claim[0]] = now + int(answer) / 1000
+                    heapq.heappush(self._speculating,
+                                   (now + int(answer) / 1000, next(self._arrivals), item, claim))
+        if refused:
+            self.refused(refused)
+        return out
+
+    def _take_given(self, given) -> None:
+        """URLs this worker claimed, queued by an offer and leased to it (of
+        the level after the open one: acknowledged once it closes)."""
+        for entry in given:
+            item, host = parse_entry(entry)
+            self._held_ids[item.id] = item.level
+            if item.level > self.current_level:
+                self._held_ahead[item.id] = item.level
+            self._given.append((item, host))
 
     # -- the shared-state path ---------------------------------------------
     def commit(self, item: QueuedUrl, content_md5: str, links: list[tuple[str, str, str, str]],
@@ -2497,12 +3023,12 @@ class RedisFrontier:
         HOLD_ACKS_SECONDS after the first held); then(Commit) is called on
         the loop's thread when Redis has answered (in pop, or in flush)."""
         sent, known = [], 0
-        for url, host, path, pattern in links:
+        for url, host, path, pattern, *terms in links:
             fp = fingerprint(url)
-            if fp in self.seen:
+            if fp in self.seen and not self.ordered:   # a known link may still raise a score
                 known += 1
             else:
-                sent += [fp, host, path, pattern, url]
+                sent += [fp, host, path, pattern, "\t".join((url, *map(repr, terms)))]
         with self._gate.locked():   # the tick rewrites the write-ahead under the same lock
             self._ahead.add(item.id, json.dumps(row))
             self._in_chain.discard(item.id)
@@ -2536,6 +3062,7 @@ class RedisFrontier:
         answered = []
         for item, _, _, sent, known, then in held:
             self._held_ids.pop(item.id, None)
+            self._terms.pop(item.id, None)
             self._held_ahead.pop(item.id, None)
             answered.append((then, self._judged(item, sent, known, replies[item.id])))
         return answered
@@ -2544,7 +3071,7 @@ class RedisFrontier:
         """URLs to lease with a sync acknowledging this many pages: the
         threads they free, and those no held page occupies (a page held
         ahead of its level is fetched: it holds no thread)."""
-        return self.threads - len(self._held_ids) + self._ahead_held() + acknowledged
+        return self.threads - len(self._held_ids) + self._idle_held() + acknowledged
 
     def _acknowledge_partitioned(self, held: list) -> dict[int, list]:
         """The held pages acknowledged over several partitions, in the order
@@ -2657,6 +3184,15 @@ class RedisFrontier:
             self._marked.setdefault(item_id, set()).add(part)
         return int(self._member.run("mark", item_id, level or 0, fingerprint(url), host, path,
                                     pattern, part=part))
+
+    @property
+    def ordered(self) -> bool:
+        return self._shared.ordered
+
+    def terms_of(self, item_id: int) -> tuple[float, ...]:
+        """Another order: a held URL's terms as Redis had them when it was
+        leased (acc, best, aux: Order.shared_terms)."""
+        return self._terms.get(item_id, (0.0, 0.0, 0.0))
 
     def written(self, item_id: int) -> None:
         """The row of item_id is in this worker's index.csv: Redis may forget it."""

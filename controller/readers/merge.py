@@ -52,12 +52,13 @@ checked; the directory is built beside --out and renamed onto it when whole.
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import os
 import re
 import secrets
 import shutil
-from collections import Counter
+from collections import Counter, deque
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -66,6 +67,7 @@ from pathlib import Path
 
 from controller import wiring
 from controller.config import ConfigError, CrawlConfig
+from controller.digest import NOFOLLOW
 from controller.extracted import CSV_FILE, JSONL_FILE, ExtractionTally
 from controller.lock import holder
 from controller.readers.files import (ReportError, check_is_crawl, complete_lines,
@@ -436,7 +438,8 @@ def _write(config: CrawlConfig, workers: list[Worker], owners: dict[int, Worker]
     _write_edges(store, workers)
     store.close()
     digester = wiring.digester(config, wiring.url_rules(config))
-    store.fill_in_links(lambda url: digester.normalize(url, None))
+    final = _final_levels(rows, tmp) if config.order != "bfs" else None
+    store.fill_in_links(lambda url: digester.normalize(url, None), levels=final)
     linked, copied = _place_files(rows, owners, tmp)
     for name in _content_files(workers[0].settings):
         if name == WARC_FILE:
@@ -487,6 +490,32 @@ def _write_edges(store: PageStore, workers: list[Worker]) -> None:
         for (page_id, from_url), lines in groupby(last, key=lambda line: line[:2]):
             targets = [to_url for _, _, to_url in lines]
             store.add_edges(page_id, from_url, targets)
+
+
+def _final_levels(rows: list[dict], tmp: Path) -> dict[int, int]:
+    """Another --order: each page's level as the single node's crawl ends
+    with it, the shortest link distance from a seed over the committed pages'
+    followed links (urllist/ordered.py); a worker's row says the level its
+    page was leased at, the shortest path its partition had been offered by
+    then. The rows are given their final levels too."""
+    by_url = {row["url"]: int(row["id"]) for row in rows}
+    nofollow = {int(row["id"]) for row in rows if NOFOLLOW in row["robots_directives"].split(",")}
+    out: dict[int, list[int]] = {}
+    with open(tmp / "edges.csv", newline="", encoding="utf-8") as f:
+        for line in itertools.islice(csv.reader(f), 1, None):
+            if len(line) == 3 and int(line[0]) not in nofollow and line[2] in by_url:
+                out.setdefault(int(line[0]), []).append(by_url[line[2]])
+    level = {int(row["id"]): 0 for row in rows if row["level"] == "0" and not row["parent_id"]}
+    pending = deque(level)
+    while pending:
+        page = pending.popleft()
+        for target in out.get(page, ()):
+            if target not in level:
+                level[target] = level[page] + 1
+                pending.append(target)
+    for row in rows:
+        row["level"] = str(level.setdefault(int(row["id"]), int(row["level"])))
+    return level
 
 
 def _passed_over(earlier: dict[int, int], page_id: int) -> bool:
