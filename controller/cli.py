@@ -23,8 +23,8 @@ import click
 from click.core import ParameterSource
 
 from controller.configfile import InputError, read_config, read_seed_file, settings_as_toml
-from controller.config import (CONTENT_DEDUP_MODES, DEFAULT_USER_AGENT, MAX_SIMHASH_DISTANCE,
-                               ORDER_NAMES, TEXT_MODES, VERSION, ConfigError, CrawlConfig,
+from controller.config import (AUTO_DELAY, CONTENT_DEDUP_MODES, DEFAULT_USER_AGENT,
+                               MAX_SIMHASH_DISTANCE, ORDER_NAMES, TEXT_MODES, VERSION, ConfigError, CrawlConfig,
                                ca_bundle_problem, default_processes, order_refusal)
 from controller.engine import Crawl
 from controller.localfailure import EXIT_LOCAL, LocalFailureError
@@ -35,6 +35,7 @@ from controller.readers.export import EXPORT_FORMATS, export_pages
 from controller.readers.report import (FORMATS, TOP_LINKS, ReportError, build_report, level_table,
                                render_report, summary_lines)
 from controller.store import OutputError
+from getpage.pacing import DEFAULT_MAX_DELAY, DEFAULT_MIN_DELAY
 from getpage.proxies import ProxyRules
 from getpage.transport import CA_BUNDLE_VARIABLES, tls_verification
 from textfilter import EXTRACTORS
@@ -111,6 +112,23 @@ LIMIT_OPTIONS = [
                  help="Stop handing out URLs after this many seconds; 0 = no limit."),
 ]
 
+class DelayType(click.ParamType):
+    """--delay: seconds (>= 0) or "auto"."""
+
+    name = "SECONDS|auto"
+
+    def convert(self, value, param, ctx):
+        if value == AUTO_DELAY or isinstance(value, (int, float)) and not isinstance(value, bool):
+            return value
+        try:
+            seconds = float(value)
+        except ValueError:
+            seconds = -1.0
+        if not seconds >= 0:
+            self.fail(f"{value!r} is neither a number of seconds >= 0 nor auto", param, ctx)
+        return seconds
+
+
 # How to fetch: parallelism, politeness, per-request caps, identity.
 FETCH_OPTIONS = [
     click.option("--workers", type=click.IntRange(min=1, max=256), default=8, show_default=True,
@@ -120,8 +138,15 @@ FETCH_OPTIONS = [
                  help="Parser processes (parse, filter links, save); 0 = parse in the fetch threads."),
     click.option("--per-host", type=click.IntRange(min=1), default=1, show_default=True,
                  help="Requests in flight to one host at most."),
-    click.option("--delay", type=click.FloatRange(min=0), default=1.0, show_default=True,
-                 help="Seconds between two requests to one host (robots Crawl-delay wins if larger)."),
+    click.option("--delay", type=DelayType(), default=1.0, show_default=True,
+                 help="Seconds between two requests to one host (robots Crawl-delay wins if "
+                      "larger), or auto: set per host from its response times, longer after "
+                      "429/503/timeouts (README, Adaptive politeness)."),
+    click.option("--min-delay", type=click.FloatRange(min=0), default=DEFAULT_MIN_DELAY,
+                 show_default=True, help="--delay auto: never less than this, seconds."),
+    click.option("--max-delay", type=click.FloatRange(min=0), default=DEFAULT_MAX_DELAY,
+                 show_default=True,
+                 help="--delay auto: never more than this, seconds (robots Crawl-delay wins)."),
     click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
                  help="Seconds allowed per request, connect and whole body."),
     click.option("--max-bytes", type=click.IntRange(min=1), default=10_000_000, show_default=True,
@@ -618,7 +643,17 @@ def _saved_settings(ctx, out: Path, seeds, options: dict, from_file: set = froze
         options["no_cookies"] = not saved["cookies"]
     options["headers"] = _saved_headers(saved, () if default("headers") else options["headers"])
     _given_proxy_wins(options, default)
+    fixed_delay_drops_bounds(options, {name for name in options if not default(name)})
     return seeds or tuple(saved["seeds"]), options
+
+
+def fixed_delay_drops_bounds(options: dict, given) -> None:
+    """A fixed --delay given anew, over a crawl saved with --delay auto: the
+    saved --min-delay/--max-delay, which bound auto only, go (unless given)."""
+    if "delay" in given and options["delay"] != AUTO_DELAY:
+        for name, value in (("min_delay", DEFAULT_MIN_DELAY), ("max_delay", DEFAULT_MAX_DELAY)):
+            if name not in given:
+                options[name] = value
 
 
 def _ask_password(options: dict) -> None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from getpage.cookies import load_cookie_file
+from getpage.pacing import DEFAULT_MAX_DELAY, DEFAULT_MIN_DELAY
 from getpage.headers import is_secret_header, parse_header
 from getpage.proxies import missing_password, parse_proxy, without_password
 from textfilter import EXTRACTORS
@@ -67,7 +68,9 @@ class CrawlConfig:
     workers: int = 8                  # fetching threads
     processes: int = field(default_factory=lambda: default_processes())  # parser processes; 0 = parse in the fetch threads
     per_host: int = 1                 # requests in flight per host
-    delay: float = 1.0                # seconds between two requests to one host
+    delay: float | str = 1.0          # seconds between two requests to one host, or "auto"
+    min_delay: float = DEFAULT_MIN_DELAY  # --delay auto: the interval's floor, seconds
+    max_delay: float = DEFAULT_MAX_DELAY  # --delay auto: its ceiling (Crawl-delay wins over it)
     timeout: float = 10.0             # seconds per request (connect and whole body)
     max_bytes: int = 10_000_000       # decoded body cap per page, bytes
     max_redirects: int = 10
@@ -131,6 +134,8 @@ class CrawlConfig:
             _check(name, rule.problem(getattr(self, name)))
         for name, choices in CHOICES.items():
             _check(name, _choice_problem(getattr(self, name), choices))
+        _check("delay", _delay_problem(self))
+        _check("min_delay", _bounds_problem(self), named=True)
         _check_patterns(self)
         _check_extraction(self)
         _check("user_agent", user_agent_problem(self.user_agent))
@@ -170,7 +175,7 @@ class Range:
 RANGES = {
     "max_depth": Range(int, 0), "max_pages": Range(int, 0), "max_seconds": Range(float, 0),
     "workers": Range(int, 1), "processes": Range(int, 0), "per_host": Range(int, 1),
-    "delay": Range(float, 0), "timeout": Range(float, 0, open_ends=True),
+    "min_delay": Range(float, 0), "max_delay": Range(float, 0), "timeout": Range(float, 0, open_ends=True),
     "max_bytes": Range(int, 1), "max_redirects": Range(int, 0),
     "max_url_length": Range(int, 0), "max_path_repeats": Range(int, 0),
     "max_pages_per_host": Range(int, 0), "max_query_variants": Range(int, 0),
@@ -286,6 +291,34 @@ def _strings(name: str, values) -> tuple[str, ...]:
 
 def _choice_problem(value, choices: tuple[str, ...]) -> str:
     return "" if value in choices else f"{value!r} is not one of {', '.join(choices)}"
+
+
+AUTO_DELAY = "auto"
+
+
+def _delay_problem(config: CrawlConfig) -> str:
+    """--delay is seconds or "auto"."""
+    if config.delay == AUTO_DELAY:
+        return ""
+    problem = Range(float, 0).problem(config.delay)
+    return problem and problem + " (or auto)"
+
+
+def _bounds_problem(config: CrawlConfig) -> str:
+    """--min-delay/--max-delay bound --delay auto only, lower bound first."""
+    if config.delay != AUTO_DELAY:
+        if (config.min_delay, config.max_delay) != (DEFAULT_MIN_DELAY, DEFAULT_MAX_DELAY):
+            return (f"--min-delay and --max-delay bound --delay auto, and this delay is fixed "
+                    f"(--delay {config.delay:g}): give --delay auto, or drop them")
+    elif config.min_delay > config.max_delay:
+        return (f"--min-delay {config.min_delay:g} is above --max-delay {config.max_delay:g}: "
+                f"give a smaller --min-delay or a larger --max-delay")
+    return ""
+
+
+def fixed_delay(config: CrawlConfig) -> float:
+    """The delay a host starts with: the fixed one, or auto's floor."""
+    return config.min_delay if config.delay == AUTO_DELAY else config.delay
 
 
 def _check_patterns(config: CrawlConfig) -> None:

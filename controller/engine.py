@@ -55,7 +55,7 @@ from controller.speculation import Speculation
 from controller.resume import (JOURNAL_FILE, STATE_DIR, WARC_FILE, PreviousCrawl, load_previous,
                                prepare_out_dir, save_settings, settings_of)
 from controller.stats import TRAP_PATTERNS_KEPT, trap_note
-from controller import wiring
+from controller import pace, wiring
 from controller.digest import Digest, DigestPool
 from controller.store import PageStore
 from controller.tally import Snapshot, Tally
@@ -68,6 +68,8 @@ from urllist.journal import QueueJournal
 
 POLL_SECONDS = 0.25  # how often the loop looks at stop requests while waiting
 PROGRESS_SECONDS = 0.2  # a progress display is updated at most this often
+PACE_SECONDS = 1.0      # how often the hosts' paces are looked at for a progress note
+PACE_NOTES = 5          # hosts named for their Crawl-delay, at most
 MAX_IN_FLIGHT_PER_WORKER = 4  # fetched pages waiting for a parser, per fetch thread, at most
 
 
@@ -139,6 +141,9 @@ class Crawl:
     def _init_loop_state(self, config: CrawlConfig) -> None:
         """What the loop keeps while it runs: stops, counts, fetches in flight."""
         self._last_progress = 0.0
+        self._pace_looked = float("-inf")
+        self._pace_said: set[str] = set()
+        self._pace_named = 0
         self.stop_reason = ""
         self.parser_failure = ""     # why the parser processes broke, if they did
         self.local_failure: LocalFailure | None = None   # a crawl file could not be written
@@ -535,6 +540,7 @@ class Crawl:
         if self.on_progress is None or now - self._last_progress < PROGRESS_SECONDS:
             return
         self._last_progress = now
+        notes = self._pace_notes(now)
         flags = self.frontier.level_flags
         level = min(self.frontier.current_level, len(flags))   # an --order's: no level closes
         start = flags[level - 1] if level else 0
@@ -545,7 +551,26 @@ class Crawl:
             level_size=(flags[level] if level < len(flags) else len(self.frontier)) - start,
             urls=self.tally.urls, pages=self.tally.pages, errors=self.tally.errors,
             bytes=self.tally.bytes, queue_total=len(self.frontier),
-            ahead=len(self._parked) + len(self.speculation.kept)))
+            ahead=len(self._parked) + len(self.speculation.kept), notes=notes))
+
+    def _pace_notes(self, now: float) -> tuple[str, ...]:
+        """Hosts whose robots.txt Crawl-delay now sets their pace, said once
+        each (PACE_NOTES hosts at most, then that there are more), looked for
+        once in PACE_SECONDS: the gate's records are walked, one per host."""
+        if now - self._pace_looked < PACE_SECONDS or self._pace_named > PACE_NOTES:
+            return ()
+        self._pace_looked = now
+        lines = pace.crawl_delay_note(self.gate.paces(), self._pace_said)
+        room = PACE_NOTES - self._pace_named
+        if len(lines) > room:
+            lines = lines[:room] + ["pace: more hosts have a Crawl-delay in robots.txt "
+                                    "(stats.json: pace)"]
+        self._pace_named += len(lines)
+        return tuple(lines)
+
+    def pace(self) -> dict:
+        """stats.json's "pace": what set each host's interval, summed up."""
+        return pace.summary(self.gate.paces(), self.gate.policy.describe())
 
     # -- levels and the end -----------------------------------------------
     def close_levels(self) -> None:

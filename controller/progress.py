@@ -113,6 +113,8 @@ class Progress:
     def on_progress(self, snapshot: Snapshot) -> None:
         self._window.add(snapshot.elapsed, snapshot.urls, snapshot.bytes)
         self._last = snapshot
+        for note in snapshot.notes:
+            self.echo(note)
         if self.reader_gone:
             return
         with self._unless_closed():
@@ -246,11 +248,16 @@ def in_force(config) -> str:
              f"<= {config.max_pages} URLs" if config.max_pages else "no URL limit"]
     if config.max_seconds:
         parts.append(f"<= {config.max_seconds:g} s")
-    if config.delay:
+    if config.delay == "auto":
+        parts.append(f"each host's interval set from its response times and errors "
+                     f"(--delay auto, {config.min_delay:g}-{config.max_delay:g} s, "
+                     f"--per-host {config.per_host})")
+    elif config.delay:
         rate = config.per_host / config.delay
         parts.append(f"{rate:g} request/s per host (--delay {config.delay:g}"
                      + (f", --per-host {config.per_host})" if config.per_host > 1 else ")"))
     else:
         parts.append(f"no delay between requests to a host (--per-host {config.per_host})")
-    parts.append("robots.txt obeyed" if config.obey_robots else "robots.txt ignored")
+    parts.append("robots.txt obeyed (its Crawl-delay wins if longer)" if config.obey_robots
+                 else "robots.txt ignored")
     return "crawling with " + ", ".join(parts)

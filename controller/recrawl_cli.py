@@ -8,7 +8,8 @@ from pathlib import Path
 
 import click
 
-from controller.cli import (EXIT_FOR_STOP, PROXY_TLS_OPTIONS, Progress, make_config,
+from controller.cli import (EXIT_FOR_STOP, PROXY_TLS_OPTIONS, DelayType, Progress,
+                            fixed_delay_drops_bounds, make_config,
                             refuse_missing_secrets, run_crawl, say, secrets_again, secrets_given,
                             stop_signals)
 from controller.config import CrawlConfig
@@ -19,6 +20,8 @@ from controller.store import OutputError
 from urllist.revisit import POLICIES, Budget
 
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+# Politeness and speed: what a recrawl may be given anew (None: the crawl's).
+SPEED = ("delay", "min_delay", "max_delay", "workers", "per_host", "timeout")
 DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhd]?)$")
 
 
@@ -40,6 +43,18 @@ DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhd]?)$")
               help="Revisit every page at least this often: a page seen unchanged is estimated "
                    "to change never, and without a limit proportional and optimal would never "
                    "revisit it; 0 = no limit.")
+@click.option("--delay", type=DelayType(), default=None,
+              help="Seconds between two requests to one host, or auto (default: the crawl's).")
+@click.option("--min-delay", type=click.FloatRange(min=0), default=None,
+              help="--delay auto: never less than this, seconds (default: the crawl's).")
+@click.option("--max-delay", type=click.FloatRange(min=0), default=None,
+              help="--delay auto: never more than this, seconds (default: the crawl's).")
+@click.option("--workers", type=click.IntRange(min=1, max=256), default=None,
+              help="Fetching threads (default: the crawl's).")
+@click.option("--per-host", type=click.IntRange(min=1), default=None,
+              help="Requests in flight to one host at most (default: the crawl's).")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=None,
+              help="Seconds allowed per request (default: the crawl's).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
 @secrets_again
 @PROXY_TLS_OPTIONS[0]
@@ -60,6 +75,7 @@ def recrawl(crawl_dir, policy, budget, max_rate, min_interval, max_interval, qui
       crawler recrawl site                          (every page, once)
       crawler recrawl site --budget 500             (the 500 most overdue)
       crawler recrawl site --policy optimal --budget 2000/day --max-interval 30d
+      crawler recrawl site --delay 0.2 --workers 4    (politeness and speed anew)
     """
     summary = recrawl_from(crawl_dir, policy, budget, max_rate, min_interval, max_interval, quiet,
                            **given)
@@ -73,7 +89,8 @@ def recrawl_from(crawl_dir, policy, budget, max_rate, min_interval, max_interval
                  headers=(), http_password="", ask_password=False, **network) -> dict:
     """One pass, as the command line asks it (the Python API's recrawl() comes
     in here too): the pass's summary, with the crawl step's stop reason.
-    ``network``: the proxy and TLS options given, which win over the crawl's."""
+    ``network``: the proxy, TLS, politeness and speed options given, which win
+    over the crawl's (as with --resume)."""
     how = RevisitPlan(policy, _budget(budget), _seconds(min_interval, "--min-interval"),
                       _seconds(max_interval, "--max-interval") or float("inf"),
                       max_rate / 86400 if max_rate else None)
@@ -141,10 +158,12 @@ def _config_of(out: Path, quiet: bool, secrets: tuple = ((), "", False),
     options["no_cookies"] = not options.pop("cookies", True)
     options.pop("withheld", None)
     options.update(secrets_given(saved, *secrets))
-    given = {name: value for name, value in (network or {}).items() if value}
+    given = {name: value for name, value in (network or {}).items()
+             if value or (name in SPEED and value is not None)}
     if "proxy" in given or "no_proxy" in given:   # one given now replaces the other one saved
         options.update(proxy="", no_proxy=False)
     options.update(given)
+    fixed_delay_drops_bounds(options, given)
     config = make_config(tuple(saved.get("seeds", ())), out, options)
     refuse_missing_secrets(saved, config)
     return config

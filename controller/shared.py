@@ -15,7 +15,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from controller.admission import trap_keys
-from controller.config import CrawlConfig, order_params
+from controller.config import CrawlConfig, fixed_delay, order_params
 from controller.resume import STATE_DIR, settings_of
 
 # Settings that say how one worker runs, not which URLs the crawl has. The
@@ -65,7 +65,7 @@ def create(crawl, config: CrawlConfig, lease_seconds: float | None = None) -> bo
     from urllist.redisqueue import LEASE_SECONDS
     seeds = [(seed, *trap_keys(seed)) for seed in config.seeds]
     return crawl.create(settings_of(config), seeds,
-                        delay=config.delay, per_host=config.per_host, max_pages=config.max_pages,
+                        delay=fixed_delay(config), per_host=config.per_host, max_pages=config.max_pages,
                         host_cap=config.max_pages_per_host, query_cap=config.max_query_variants,
                         lease_seconds=lease_seconds or LEASE_SECONDS,
                         pattern_cap=config.max_pattern_depth, order=order_constants(config))

@@ -32,6 +32,7 @@ def build_stats(crawl, stop_reason: str, elapsed: float) -> dict:
         "stop_detail": crawl.stop_detail(stop_reason),
         "seeds_failed": list(crawl.seeds_failed),   # [{url, error}] of seeds with an error
         "speculative": crawl.speculation_stats(),    # fetches before queuing (controller/speculation.py)
+        "pace": crawl.pace(),                        # what set each host's interval (controller/pace.py)
         "levels": [dict(level=k, **asdict(row)) for k, row in enumerate(tally.levels)],
         "level_flags": list(crawl.frontier.level_flags),
         "queue_total": len(crawl.frontier),

@@ -38,6 +38,7 @@ class Snapshot:
     bytes: int           # body bytes received
     queue_total: int     # URLs ever queued (the total queue's length)
     ahead: int = 0       # pages fetched ahead of their level, waiting (parked or speculative)
+    notes: tuple[str, ...] = ()   # lines to say once (what set a host's pace: controller/pace.py)
 
 
 @dataclass

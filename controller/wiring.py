@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from controller.admission import Admission, SharedAdmission
 from controller.commit import Commit, OrderedCommit, SharedCommit
 
-from controller.config import CrawlConfig, order_params, request_headers
+from controller.config import AUTO_DELAY, CrawlConfig, fixed_delay, order_params, request_headers
 from controller.resume import finished_crawl
 from controller.digest import Digester
 from controller.resume import STATE_DIR
 from getpage import (ADDRESS_CATEGORIES, FetchConfig, Fetcher, PolitenessGate, address_categories,
                      host_key, product_token)
+from getpage.pacing import AdaptivePolicy, FixedPolicy
 from getpage.politeness import Cancelled
 from getpage.robots import origin_of
 from textfilter.duplicates import ContentSeen
@@ -101,8 +102,15 @@ def politeness(config: CrawlConfig, shared=None):
     obeys it. In a shared crawl it is in Redis, one for every worker."""
     if shared is not None:
         from urllist.redisqueue import RedisGate
-        return RedisGate(shared.crawl, shared.worker, Cancelled)
-    return PolitenessGate(config.delay, config.per_host)
+        return RedisGate(shared.crawl, shared.worker, Cancelled, pacing_policy(config))
+    return PolitenessGate(fixed_delay(config), config.per_host, policy=pacing_policy(config))
+
+
+def pacing_policy(config: CrawlConfig) -> FixedPolicy:
+    """What sets each host's interval: the fixed --delay, or --delay auto's policy."""
+    if config.delay == AUTO_DELAY:
+        return AdaptivePolicy(config.min_delay, config.max_delay, config.per_host)
+    return FixedPolicy(config.delay, config.per_host)
 
 
 def fetcher(config: CrawlConfig, gate: PolitenessGate,
@@ -126,7 +134,7 @@ def frontier(config: CrawlConfig, gate: PolitenessGate, shared=None, sync_rows=N
         from urllist.redisqueue import RedisFrontier
         queue = RedisFrontier(shared.crawl, gate, config.workers, sync_rows, wake=wake,
                               ahead_path=config.out / STATE_DIR / AHEAD_FILE,
-                              max_ahead=AHEAD_PER_WORKER * config.workers, delay=config.delay)
+                              max_ahead=AHEAD_PER_WORKER * config.workers, delay=fixed_delay(config))
         if speculation is not None:
             queue.adopt, queue.refused = speculation
         return queue
@@ -172,7 +180,7 @@ def extraction(config: CrawlConfig) -> Extraction | None:
 def fetch_config(config: CrawlConfig) -> FetchConfig:
     return FetchConfig(user_agent=config.user_agent, timeout=config.timeout,
                        max_redirects=config.max_redirects, max_bytes=config.max_bytes,
-                       delay=config.delay, per_host=config.per_host,
+                       delay=fixed_delay(config), per_host=config.per_host,
                        obey_robots=config.obey_robots, retries=config.retries,
                        retry_backoff=config.retry_backoff, max_retry_after=config.max_retry_after,
                        allowed_addresses=allowed_addresses(config), record_exchanges=config.warc,

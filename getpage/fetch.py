@@ -63,6 +63,7 @@ from .charset import decode_html
 from .cookies import Cookies, load_cookie_file
 from .headers import parse_header
 from .identity import Identity
+from .pacing import Observation
 from .politeness import Cancelled, PolitenessGate, host_key
 from .result import Ask, Continuation, Exchange, FetchResult, SentRequest
 from .retry import backoff_wait, is_transient, retry_after
@@ -534,15 +535,20 @@ class Fetcher:
         self._take_slot(host)
         try:
             deadline = time.monotonic() + self._config.timeout
+            sent, seen = self._gate.clock(), None
             try:
                 ask = self._local.ask
                 response = self._transport.get(url, ask and ask.headers_for(url))
+                seen = Observation(self._gate.clock() - sent, response.status)
             except BlockedAddress as exc:
                 return _Hop(FetchResult(url=url, final_url=url, error=str(exc)))
             except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
-                return _Hop(FetchResult(url=url, final_url=url, error=self._describe(exc)))
+                error = self._describe(exc)
+                seen = Observation(self._gate.clock() - sent, error_kind=_kind(error))
+                return _Hop(FetchResult(url=url, final_url=url, error=error))
             finally:
-                self._gate.answered(host)   # the next request's interval counts from here too
+                # the next request's interval counts from here too, as the policy sets it
+                self._gate.answered(host, seen)
             tap = self._tap(response)
             try:
                 hop = self._read(url, response, deadline, tap)
@@ -769,10 +775,12 @@ class Fetcher:
         kept an answer from coming."""
         host = host_key(url)
         self._take_slot(host)
+        sent, seen = self._gate.clock(), None
         try:
             deadline = time.monotonic() + self._config.timeout
             try:
                 response = self._transport.get(url)
+                seen = Observation(self._gate.clock() - sent, response.status)
                 try:
                     return self._robots_answer(url, response, deadline)
                 finally:
@@ -781,11 +789,13 @@ class Fetcher:
                 return _Hop(FetchResult(url=url, final_url=url, error=str(exc)))
             except (requests.RequestException, urllib3.exceptions.HTTPError,
                     http.client.HTTPException, OSError) as exc:
-                return _Hop(FetchResult(url=url, final_url=url, error=self._describe(exc)))
+                error = self._describe(exc)
+                seen = seen or Observation(self._gate.clock() - sent, error_kind=_kind(error))
+                return _Hop(FetchResult(url=url, final_url=url, error=error))
             except _Failure as failure:
                 return _Hop(FetchResult(url=url, final_url=url, error=failure.error))
         finally:
-            self._gate.answered(host)
+            self._gate.answered(host, seen)
             self._gate.release(host)
 
     def _robots_answer(self, url: str, response: urllib3.BaseHTTPResponse, deadline: float) -> _Hop:

@@ -3,8 +3,9 @@
 Owns the rule that keeps the crawler polite to each server: at most
 ``per_host`` requests to one host in flight, and at least ``interval``
 seconds between the starts of two requests to one host. The interval
-starts as the configured delay and can be raised per host (robots.txt
-Crawl-delay), and a host can be held off for a while (a server's
+is the policy's (getpage/pacing.py: the fixed delay, or ``--delay auto``'s
+from the host's answers), never below robots.txt's Crawl-delay, and a host
+can be held off for a while (a server's
 Retry-After applies to every request to that host, not only to the one
 that got it). Different hosts never wait for each other: the shared lock is
 held only for bookkeeping, never while waiting.
@@ -23,9 +24,10 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from .addresses import DEFAULT_PORTS, url_authority
+from .pacing import FixedPolicy, Observation, Pace
 
 
 
@@ -56,6 +58,15 @@ def slot_ready_at(in_flight: int, per_host: int, last: float | None, interval: f
     return not_before if last is None else max(not_before, last + interval)
 
 
+def pace_record(pace: Pace, paced: dict[str, int], held_off: int) -> dict:
+    """One host's line of ``paces()`` (the shared crawl's RedisGate.paces
+    gives the same fields: controller/pace.py reads either)."""
+    return {"interval": round(pace.interval, 4), "window": pace.window,
+            "latency": round(pace.latency, 4),
+            "errors": pace.errors, "crawl_delay": pace.robots, "paced": dict(paced),
+            "held_off": held_off}
+
+
 class Cancelled(Exception):
     """The gate was cancelled before this caller's request could start."""
 
@@ -65,10 +76,13 @@ class _Host:
     """Bookkeeping for one host: a few numbers and a condition, O(1)."""
 
     slot_freed: threading.Condition
-    interval: float
+    pace: Pace
     in_flight: int = 0
     last_start: float | None = None
     not_before: float = float("-inf")  # clock time before which nothing starts
+    # requests started under each governor of the interval (pacing.GOVERNORS)
+    paced: dict[str, int] = field(default_factory=dict)
+    held_off: int = 0                  # times a Retry-After held it off
 
 
 class PolitenessGate:
@@ -86,11 +100,11 @@ class PolitenessGate:
         *,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] | None = None,
+        policy: FixedPolicy | None = None,
     ) -> None:
         if delay < 0 or per_host < 1:
             raise ValueError(f"need delay >= 0 and per_host >= 1, got {delay}, {per_host}")
-        self._delay = delay
-        self._per_host = per_host
+        self.policy = policy or FixedPolicy(delay, per_host)
         self._clock = clock
         self._cancelled = threading.Event()
         # The real wait is the cancel event's, so cancel() cuts it short.
@@ -133,8 +147,7 @@ class PolitenessGate:
             now = self._clock() if now is None else now
             if self._cancelled.is_set() or self._ready_at(state) > now:
                 return False
-            state.in_flight += 1
-            state.last_start = now
+            self._start(state, now)
             return True
 
     def started(self, host: str) -> None:
@@ -146,20 +159,35 @@ class PolitenessGate:
             state = self._state(host)
             state.last_start = max(state.last_start or float("-inf"), self._clock())
 
-    def answered(self, host: str) -> None:
+    def answered(self, host: str, seen: Observation | None = None) -> None:
         """The server answered the request on one of host's slots (or it
         failed): the interval counts from here too. A request stamped at
         ``started`` can leave the machine later (a thread held up, a
         connection opening), unseen by this clock; the answer never comes
-        before the server had the request, so the server sees the interval."""
-        self.started(host)
+        before the server had the request, so the server sees the interval.
+        ``seen``: how the answer went, for the policy to set the interval."""
+        with self._lock:
+            state = self._state(host)
+            state.last_start = max(state.last_start or float("-inf"), self._clock())
+            if seen is not None:
+                window = state.pace.window
+                seen = replace(seen, full=state.in_flight >= window)
+                state.pace = self.policy.observe(state.pace, seen)
+                if state.pace.window > window:
+                    state.slot_freed.notify(state.pace.window - window)
 
     def clock(self) -> float:
         return self._clock()
 
     def _ready_at(self, state: _Host) -> float:
-        return slot_ready_at(state.in_flight, self._per_host, state.last_start, state.interval,
-                             state.not_before)
+        return slot_ready_at(state.in_flight, state.pace.window, state.last_start,
+                             state.pace.interval, state.not_before)
+
+    def _start(self, state: _Host, now: float) -> None:
+        state.in_flight += 1
+        state.last_start = now
+        governor = self.policy.governor(state.pace)
+        state.paced[governor] = state.paced.get(governor, 0) + 1
 
     def wait(self, seconds: float) -> None:
         """Sleep ``seconds`` (a retry's backoff too); ``Cancelled`` if the
@@ -199,13 +227,11 @@ class PolitenessGate:
             self.release(host)
 
     def raise_interval(self, host: str, seconds: float) -> None:
-        """Make requests to ``host`` start at least ``seconds`` apart.
-
-        Only ever raises the interval: the configured delay stays the floor.
-        """
+        """Make requests to ``host`` start at least ``seconds`` apart, for
+        good (robots.txt's Crawl-delay): the policy never goes below it."""
         with self._lock:
             state = self._state(host)
-            state.interval = max(state.interval, seconds)
+            state.pace = self.policy.crawl_delay(state.pace, seconds)
 
     def hold_off(self, host: str, seconds: float) -> None:
         """Start no request to ``host`` for ``seconds`` from now.
@@ -215,18 +241,27 @@ class PolitenessGate:
         with self._lock:
             state = self._state(host)
             state.not_before = max(state.not_before, self._clock() + seconds)
+            state.held_off += 1
 
     def interval(self, host: str) -> float:
         """The current minimum interval for ``host``, in seconds."""
         with self._lock:
             state = self._hosts.get(host)
-            return state.interval if state else self._delay
+            return state.pace.interval if state else self.policy.start().interval
+
+    def paces(self) -> dict[str, dict]:
+        """Per host: its interval, what set it (requests started under each
+        governor), its latency estimate, its overload answers in a row and
+        the Retry-After hold-offs it had (controller/pace.py sums them up)."""
+        with self._lock:
+            return {host: pace_record(state.pace, state.paced, state.held_off)
+                    for host, state in self._hosts.items()}
 
     def _try_start(self, host: str) -> float:
         """Take a slot and return 0, or return how long to wait before retrying."""
         with self._lock:
             state = self._state(host)
-            while state.in_flight >= self._per_host and not self._cancelled.is_set():
+            while state.in_flight >= state.pace.window and not self._cancelled.is_set():
                 state.slot_freed.wait()
             if self._cancelled.is_set():
                 raise Cancelled()
@@ -234,13 +269,12 @@ class PolitenessGate:
             ready = self._ready_at(state)
             if ready > now:
                 return ready - now
-            state.in_flight += 1
-            state.last_start = now
+            self._start(state, now)
             return 0.0
 
     def _state(self, host: str) -> _Host:
         state = self._hosts.get(host)
         if state is None:
-            state = _Host(threading.Condition(self._lock), self._delay)
+            state = _Host(threading.Condition(self._lock), self.policy.start())
             self._hosts[host] = state
         return state

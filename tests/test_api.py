@@ -57,7 +57,7 @@ def test_crawl_returns_the_stats_it_wrote(finished):
 @pytest.mark.parametrize("keywords, message", [
     ({"max_dept": 2}, "unknown option 'max_dept'"),
     ({"max_depth": -1}, "'--max-depth': -1 is not in the range x>=0"),
-    ({"delay": "slow"}, "'--delay': 'slow' is not a valid float"),
+    ({"delay": "slow"}, "'--delay': 'slow' is neither a number of seconds >= 0 nor auto"),
     ({"ignore_robots": "yes"}, "ignore_robots='yes': give True or False"),
     ({"scope": "planet"}, "'--scope': 'planet' is not one of"),
     ({"seed_files": ["no-such-seeds.txt"]}, "-i no-such-seeds.txt: cannot read it"),

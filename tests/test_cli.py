@@ -178,7 +178,7 @@ def test_a_crawl_starts_with_one_line_of_what_is_in_force(tmp_path, serve):
     from controller.progress import in_force
     assert in_force(CrawlConfig(seeds=("http://h/",), out=tmp_path)) == (
         "crawling with depth <= 3, <= 1000 URLs, 1 request/s per host (--delay 1), "
-        "robots.txt obeyed")
+        "robots.txt obeyed (its Crawl-delay wins if longer)")
     assert in_force(CrawlConfig(seeds=("http://h/",), out=tmp_path, max_depth=0, max_pages=0,
                                 delay=0.5, per_host=2, obey_robots=False, max_seconds=60)) == (
         "crawling with any depth, no URL limit, <= 60 s, 4 request/s per host (--delay 0.5, "
@@ -188,4 +188,4 @@ def test_a_crawl_starts_with_one_line_of_what_is_in_force(tmp_path, serve):
     assert done.returncode == 0
     assert done.stderr.splitlines()[0] == ("crawling with depth <= 3, <= 1000 URLs, no delay "
                                            "between requests to a host (--per-host 1), "
-                                           "robots.txt obeyed")
+                                           "robots.txt obeyed (its Crawl-delay wins if longer)")

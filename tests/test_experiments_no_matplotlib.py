@@ -50,6 +50,7 @@ RUNS = (
         ("results.csv", "results.md", "run.json"), ("importance.png",)),
     Run("compare_revisits.py", ("--quick",),
         ("results.csv", "classical.csv", "estimators.csv", "results.md", "run.json"), ("revisits.png",)),
+    Run("compare_pacing.py", ("--quick",), ("results.csv", "results.md", "run.json")),
 )
 CHECKS = ("check_bfs_coverage.py",)   # reads a crawl and prints PASS or FAIL: no tables, no plots
 # Conformance comparisons: print their table of rows right per parser, write

@@ -167,7 +167,8 @@ def split_stats(original, dirs):
     stats = json.loads((original / "stats.json").read_text())
     (dirs[0] / "stats.json").write_text(json.dumps(stats))
     empty = {**stats, "skipped_links": {}, "speculative": {"fetches": 0, "used": 0, "kept_unused": 0},
-             "dedup": {name: 0 for name in stats["dedup"]} | {"algorithm": stats["dedup"]["algorithm"]}}
+             "dedup": {name: 0 for name in stats["dedup"]} | {"algorithm": stats["dedup"]["algorithm"]},
+             "pace": {**stats["pace"], "hosts": 0, "governors": {}, "busiest": [], "held_off": 0}}
     (dirs[1] / "stats.json").write_text(json.dumps(empty))
 
 

@@ -310,3 +310,29 @@ def test_a_slot_waiting_to_go_back_when_a_reply_is_lost_counts_the_hosts_interva
     last = shared.client.hget(shared.prefix + f"h:{A}", "last")
     seconds, micro = shared.client.time()
     assert last is not None and int(last) > seconds * 1000 + micro // 1000 - 5000
+
+
+def test_the_hosts_one_pace_is_decided_by_whichever_worker_saw_the_answer(redis_server):
+    from getpage.pacing import AdaptivePolicy, Observation
+    shared = crawl_of(redis_server, per_host=4, seeds=((A, "/1"),))
+    gates = []
+    for worker in ("w1", "w2"):
+        gate, _ = joined(shared, worker)
+        gate.policy = AdaptivePolicy(0, 60, per_host=4)
+        gates.append(gate)
+    record = lambda: shared.client.hmget(shared.prefix + f"h:{A}", "iv", "win", "pv")  # noqa: E731
+    gates[0].acquire(A)   # one slot, all of its window of one, in flight
+    for _ in range(2):   # calm answers on a full window: it grows, one write (a version)
+        gates[0].answered(A, Observation(0.02, 200))
+    assert record() == [b"0", b"2", b"1"]
+    calls = script_calls(shared)
+    gates[0].answered(A, Observation(0.02, 200))   # nothing moved: no call
+    assert script_calls(shared) == calls
+    # w2, which knew nothing of it, sees a 503: decided from the record as w1 left it
+    gates[1].answered(A, Observation(0.01, 503))
+    assert record() == [b"100", b"1", b"2"]
+    assert gates[1].paces()[A]["window"] == 1 and gates[1].paces()[A]["errors"] == 1
+    # the robots.txt floor holds whoever decides
+    gates[0].raise_interval(A, 2.0)
+    gates[1].answered(A, Observation(0.02, 200))
+    assert record()[0] == b"2000"

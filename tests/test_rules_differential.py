@@ -76,7 +76,8 @@ def set_cfg(client, **values) -> None:
 
 # -- host readiness ----------------------------------------------------------
 # (per_host, delay, in flight, last request, raised interval, hold-off until,
-#  now) -> ms to wait; None: not set; math.inf: not until a slot comes back.
+#  now) -> ms to wait, then the window if any; None: not set; math.inf: not
+#  until a slot comes back.
 READINESS = {
     "a host never asked":          (1, 500, 0, None, None, None, 1000, 0),
     "within the delay":            (1, 500, 0, 1000, None, None, 1200, 300),
@@ -90,18 +91,23 @@ READINESS = {
     "an interval past the hold-off": (1, 500, 0, 1000, None, 1100, 1200, 300),
     "a hold-off, no request yet":  (1, 500, 0, None, None, 3000, 1000, 2000),
     "no delay":                    (1, 0, 0, 1000, None, None, 1000, 0),
+    # --delay auto's window (getpage/pacing.py): fewer slots than --per-host open
+    "a window of one, in flight":  (4, 0, 1, 1000, None, None, 9000, math.inf, 1),
+    "a window of two, one in flight": (4, 0, 1, 1000, None, None, 1000, 0, 2),
 }
 
 
 @pytest.mark.parametrize("case", READINESS.values(), ids=READINESS.keys())
 def test_host_readiness(client, case):
-    per_host, delay, in_flight, last, interval, not_before, now, wait = case
-    ready = slot_ready_at(in_flight, per_host, last, delay if interval is None else interval,
+    per_host, delay, in_flight, last, interval, not_before, now, wait, *window = case
+    window = window[0] if window else None
+    ready = slot_ready_at(in_flight, per_host if window is None else window, last,
+                          delay if interval is None else interval,
                           -math.inf if not_before is None else not_before)
     assert max(ready - now, 0) == wait
 
     set_cfg(client, delay=delay, per_host=per_host)
-    fields = {"fl": in_flight, "last": last, "iv": interval, "nb": not_before}
+    fields = {"fl": in_flight, "last": last, "iv": interval, "nb": not_before, "win": window}
     client.hset(PREFIX + "h:H", mapping={k: v for k, v in fields.items() if v is not None})
     ready = float(lua(client, "return tostring(ready_at(ARGV[1]))", "H"))
     assert (math.inf if ready >= LUA_INF else max(ready - now, 0)) == wait

@@ -187,6 +187,7 @@ page described above.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import heapq
 import itertools
@@ -195,7 +196,7 @@ import os
 import threading
 import time
 import zlib
-from collections import Counter, OrderedDict, deque
+from collections import Counter, OrderedDict, defaultdict, deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -362,8 +363,8 @@ end
 
 -- getpage.politeness.slot_ready_at: when host h may start its next request.
 local function ready_at(h)
-  local v = redis.call('HMGET', p .. 'h:' .. h, 'fl', 'last', 'iv', 'nb')
-  if (tonumber(v[1]) or 0) >= PER_HOST then return INF end
+  local v = redis.call('HMGET', p .. 'h:' .. h, 'fl', 'last', 'iv', 'nb', 'win')
+  if (tonumber(v[1]) or 0) >= math.min(PER_HOST, tonumber(v[5]) or PER_HOST) then return INF end
   local r = tonumber(v[4]) or 0
   if v[2] then r = math.max(r, tonumber(v[2]) + (tonumber(v[3]) or DELAY)) end
   return r
@@ -1118,10 +1119,26 @@ redis.call('HSET', marks, fp, answer .. '\t' .. h .. '\t' .. path)
 return answer
 """
 
-# ARGV: op, worker, epoch, seq, host, milliseconds. The politeness gate's
-# operations; seq numbers a worker's calls (one at a time), so a retry after
-# a lost reply is told the first answer instead of taking or giving a slot twice.
+# ARGV: op, worker, epoch, seq, host, milliseconds (and for 'pace': the
+# window, the record's version the worker decided from, the policy's record).
+# The politeness gate's operations; seq numbers a worker's calls (one at a
+# time), so a retry after a lost reply is told the first answer instead of
+# taking or giving a slot twice.
 _GATE = _PRELUDE + r"""
+-- A host's pace as the policy decided it (getpage/pacing.py, run by the
+-- worker that saw the answer), stored if the record is still the version it
+-- decided from: its new version; -1 if another worker's came first (the
+-- worker reads the record and decides again). Never under robots.txt's
+-- Crawl-delay ('rb', set by 'raise'), whatever the deciding worker knew.
+local function pace(key, h, ms, window, version, record)
+  if tonumber(redis.call('HGET', key, 'pv') or '0') ~= tonumber(version) then return -1 end
+  local floor = tonumber(redis.call('HGET', key, 'rb') or '0')
+  redis.call('HSET', key, 'iv', math.max(ms, floor), 'win', window, 'pace', record,
+             'pv', tonumber(version) + 1)
+  hint(h)
+  return tonumber(version) + 1
+end
+
 local op, w, epoch, seq, h, ms = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6] or '0')
 if fenced(w, epoch) then return redis.error_reply('FENCED') end
 local last = redis.call('HMGET', p .. 'gateop:' .. w, 'seq', 'answer')
@@ -1146,7 +1163,10 @@ elseif op == 'hold_off' then
   hint(h)
 elseif op == 'raise' then
   if tonumber(redis.call('HGET', key, 'iv') or tostring(DELAY)) < ms then redis.call('HSET', key, 'iv', ms) end
+  if tonumber(redis.call('HGET', key, 'rb') or '0') < ms then redis.call('HSET', key, 'rb', ms) end
   hint(h)
+elseif op == 'pace' then
+  return pace(key, h, ms, ARGV[7], ARGV[8], ARGV[9])
 elseif op == 'ready' then
   return math.max(ready_at(h) - now, 0)
 end
@@ -2083,10 +2103,10 @@ class Member:
         return self._fenced_as(lambda: self.shared.run(name, self.worker, self.epochs[part], *args,
                                                        part=part))
 
-    def gate(self, op: str, seq: int, host: str, ms: int):
+    def gate(self, op: str, seq: int, host: str, ms: int, *more):
         part = self.shared.part_of(host)
         return self._fenced_as(lambda: self.shared.run("gate", op, self.worker, self.epochs[part],
-                                                       seq, host, ms, part=part))
+                                                       seq, host, ms, *more, part=part))
 
     @property
     def lease_seconds(self) -> float:
@@ -2114,14 +2134,22 @@ class Member:
                 f"run it again (same --out) to rejoin") from None
 
 
+def _moved(before, after) -> bool:
+    """Whether a pace's interval (to the ms, as Redis keeps it) or window changed."""
+    return (round(before.interval * 1000) != round(after.interval * 1000)
+            or before.window != after.window)
+
+
 class RedisGate:
     """The politeness gate (getpage.PolitenessGate's interface) on Redis:
     every worker's requests to a host share one in-flight count and one
     next-allowed time. ``clock`` is this process's monotonic clock; Redis
     answers in durations, so no two machines' clocks are ever compared."""
 
-    def __init__(self, shared: SharedCrawl, worker: str, cancelled: type[Exception]) -> None:
+    def __init__(self, shared: SharedCrawl, worker: str, cancelled: type[Exception],
+                 policy=None) -> None:
         self._shared = shared
+        self.policy = policy   # getpage.pacing's: what decides a host's interval
         self.member = Member(shared, worker)
         self._cancelled = threading.Event()
         self._error = cancelled      # what a cancelled wait raises (getpage's Cancelled)
@@ -2135,6 +2163,10 @@ class RedisGate:
         self.passes_locally = lambda host: False
         self._seq = 0   # numbers this worker's calls, made one at a time (the lock)
         self._per_host_cached: int | None = None
+        # host -> (its pace as this worker last knew it, the record's version)
+        self._paces: dict[str, tuple] = {}
+        self._paced: defaultdict[str, Counter] = defaultdict(Counter)
+        self._held_off: Counter[str] = Counter()
 
     def clock(self) -> float:
         return time.monotonic()
@@ -2144,9 +2176,9 @@ class RedisGate:
             self._seq += 1
             return self._seq
 
-    def _op(self, op: str, host: str, seconds: float = 0.0) -> int:
+    def _op(self, op: str, host: str, seconds: float = 0.0, *more) -> int:
         with self._lock:
-            answer = int(self.member.gate(op, self.next_seq(), host, round(seconds * 1000)))
+            answer = int(self.member.gate(op, self.next_seq(), host, round(seconds * 1000), *more))
             if op == "start" and answer == 0:
                 self.held[host] += 1
             elif op == "release" and answer == 1:
@@ -2220,8 +2252,50 @@ class RedisGate:
             # could go out next to another worker's, so ask first (WorkerFenced).
             self._op("ready", host)
 
-    def answered(self, host: str) -> None:
-        """Nothing to tell Redis: the interval counts from the slot's release, later still."""
+    def paces(self) -> dict[str, dict]:
+        """Per host, as this worker last knew its record, and the requests it
+        saw answered under each governor (getpage.PolitenessGate.paces)."""
+        with self._lock:
+            return {host: {"interval": round(pace.interval, 4), "window": pace.window,
+                           "latency": round(pace.latency, 4), "errors": pace.errors,
+                           "crawl_delay": pace.robots, "paced": dict(self._paced[host]),
+                           "held_off": self._held_off[host]}
+                    for host, (pace, _) in self._paces.items()}
+
+    def answered(self, host: str, seen=None) -> None:
+        """The interval counts from the slot's release, later still, so only
+        the policy may have something to tell Redis: the host's new interval
+        and window, in one call and only when they change (most answers
+        change neither: a steady host's stay put). The worker that saw the
+        answer decides, from the record as it last knew it; if another worker
+        changed the record since, it reads it and decides again."""
+        if seen is None or self.policy is None:
+            return
+        with self._lock:
+            pace, version = self._paces.get(host) or (self.policy.start(), 0)
+            # full as this worker sees it (its own slots): other workers' are unknown here
+            seen = dataclasses.replace(seen, full=self.held[host] >= pace.window)
+            decided = self.policy.observe(pace, seen)
+            governor = self.policy.governor(decided)
+            self._paced[host][governor] += 1
+            while _moved(pace, decided):
+                version = self._op("pace", host, decided.interval, decided.window, version,
+                                   json.dumps(dataclasses.asdict(decided)))
+                if version >= 0:
+                    break
+                pace, version = self._stored_pace(host)
+                decided = self.policy.observe(pace, seen)
+            self._paces[host] = (decided, version)
+
+    def _stored_pace(self, host: str):
+        """The host's record as Redis holds it, and its version."""
+        part = self._shared.parts[self._shared.part_of(host)]
+        record, version = self._shared.call(
+            lambda: part.client.hmget(part.prefix + "h:" + host, "pace", "pv"))
+        pace = self.policy.start()
+        if record:
+            pace = dataclasses.replace(pace, **json.loads(record))
+        return pace, int(version or 0)
 
     def _per_host(self) -> int:
         if self._per_host_cached is None:
@@ -2246,9 +2320,14 @@ class RedisGate:
 
     def hold_off(self, host: str, seconds: float) -> None:
         self._op("hold_off", host, seconds)
+        self._held_off[host] += 1
 
     def raise_interval(self, host: str, seconds: float) -> None:
         self._op("raise", host, seconds)
+        if self.policy is not None:
+            with self._lock:
+                pace, version = self._paces.get(host) or (self.policy.start(), 0)
+                self._paces[host] = (self.policy.crawl_delay(pace, seconds), version)
 
     def wait(self, seconds: float) -> None:
         self._cancelled.wait(seconds)

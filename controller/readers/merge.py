@@ -72,6 +72,7 @@ from controller.extracted import CSV_FILE, JSONL_FILE, ExtractionTally
 from controller.lock import holder
 from controller.readers.files import (ReportError, check_is_crawl, complete_lines,
                                       read_index_cells, read_stats)
+from controller.pace import merged as pace_merged
 from controller.resume import (CRAWL_FILES, MUST_MATCH, SETTINGS_FILE, STATE_DIR, WARC_FILE,
                                lock_path, settings_of)
 from controller.stats import TRAP_NOTE, TRAP_PATTERNS_KEPT, build_stats, trap_note
@@ -699,6 +700,9 @@ class _MergedCrawl:
 
     def speculation_stats(self) -> dict:
         return _summed(self.workers, "speculative")
+
+    def pace(self) -> dict:
+        return pace_merged([w.stats["pace"] for w in self.workers if (w.stats or {}).get("pace")])
 
 
 class _Queue:

@@ -27,6 +27,7 @@ from pathlib import Path
 from controller.lock import holder
 from controller.readers.files import CrawlFiles, PageRow, ReportError, Run, read_files
 from controller.resume import lock_path
+from controller.pace import text as pace_text
 from controller.stats import TRAP_NOTE, trap_note
 from controller.visits import recrawl_state
 from controller.readers.tables import Table
@@ -164,7 +165,12 @@ def summary_lines(stats: dict, out: Path) -> list[str]:
         f"{stats['errors']} errors{denied} ({_rates(stats)}, {stats['kb_per_second']:.0f} KB/s)",
         f"output:  {out}/  pages/ text/ index.csv edges.csv trace.log stats.json"
         + _extra_files(stats),
-    ] + _content_lines(stats) + _sitemap_lines(stats.get("sitemaps"))
+    ] + _content_lines(stats) + _sitemap_lines(stats.get("sitemaps")) + _pace_lines(stats.get("pace"))
+
+
+def _pace_lines(pace: dict | None) -> list[str]:
+    said = pace_text(pace) if pace else ""
+    return [said] if said else []
 
 
 def _sitemap_lines(found: dict | None) -> list[str]:
@@ -342,6 +348,7 @@ class Report:
     sitemaps: dict | None = None      # stats.json "sitemaps": what --sitemaps / --sitemap read
     recrawls: tuple[dict, ...] = ()   # state/recrawl.json: each crawler recrawl pass and its summary
     trap_patterns: dict | None = None  # stats.json "trap_patterns": pattern -> links not followed
+    pace: dict | None = None          # stats.json "pace": what set each host's interval
 
 
 # -- building it --------------------------------------------------------------
@@ -379,7 +386,7 @@ def build_report(crawl_dir: Path, *, top: int = TOP_LINKS) -> Report:
         content=_content(files.stats),
         timeline=_timeline(runs), running=running, pid=pid, settings=files.settings,
         order=(files.stats or {}).get("order"), sitemaps=(files.stats or {}).get("sitemaps"),
-        recrawls=_recrawls(Path(crawl_dir)))
+        recrawls=_recrawls(Path(crawl_dir)), pace=(files.stats or {}).get("pace"))
 
 
 def _recrawls(crawl_dir: Path) -> tuple[dict, ...]:
@@ -688,6 +695,8 @@ def _overview(report: Report) -> Table:
         rows.append(("recrawls", recrawl_text(report.recrawls)))
     if report.trap_patterns:
         rows.append(("trap guard", trap_note(report.trap_patterns).removeprefix(TRAP_NOTE)))
+    if report.pace and pace_text(report.pace):
+        rows.append(("pace", pace_text(report.pace).removeprefix("pace ")))
     return Table("Overview", ("", ""), tuple(rows))
 
 
