@@ -1,6 +1,7 @@
 """The many-host test site: six small sites, each on its own loopback address
 (127.0.0.x), every page linking to its children, its home and the other
 sites' roots. tests/test_many_hosts.py and tests/test_distributed.py crawl it."""
+import time
 from collections import deque
 from contextlib import ExitStack, contextmanager
 
@@ -16,10 +17,13 @@ SERVER_SIDE = 0.9
 SITES = [(12, 2), (20, 3), (7, 6), (15, 4), (9, 2), (5, 3)]   # (pages, branching)
 
 
-def site(pages, branching, others):
+def site(pages, branching, others, slow=None):
     """A tree of `pages` pages; every page links to its children, home, and
-    the other sites' roots."""
+    the other sites' roots. `slow`: path -> seconds the answer takes."""
+    slow = slow or {}
+
     def answer(request):
+        time.sleep(slow.get(request.path, 0))   # a slow server, not a wait for a race
         if request.path == "/robots.txt":
             return Response(404, {"Content-Type": "text/plain"}, b"")
         if request.path.startswith("/p/") and request.path.endswith(".html"):
@@ -36,7 +40,9 @@ def site(pages, branching, others):
 
 
 @contextmanager
-def many_hosts(first_address: int = 20):
+def many_hosts(first_address: int = 20, slow=None):
+    """`slow`: site index -> {path: seconds its answer takes}."""
+    slow = slow or {}
     addresses = [f"127.0.0.{first_address + k}" for k in range(len(SITES))]
     with ExitStack() as stack:
         # Bind each site first with a placeholder to learn its port, then serve.
@@ -52,7 +58,7 @@ def many_hosts(first_address: int = 20):
             logs.append(log)
         for k, (address, (pages, branching)) in enumerate(zip(addresses, SITES)):
             others = [root for j, root in enumerate(roots) if j != k]
-            handlers[address] = site(pages, branching, others)
+            handlers[address] = site(pages, branching, others, slow.get(k))
         yield roots, logs
 
 

@@ -253,16 +253,17 @@ def held_ahead(redis_url: str, worker_id: str) -> set[str]:
     return {entry[4] for entry in entries if int(entry[1]) > open_level}
 
 
-def test_a_worker_killed_holding_pages_fetched_ahead_loses_nothing(clean_logs, tmp_path,
-                                                                    redis_server):
-    roots, logs = clean_logs
+def test_a_worker_killed_holding_pages_fetched_ahead_loses_nothing(tmp_path, redis_server):
+    # A page of level 1 that takes seconds to answer holds level 1 open, so
+    # every worker fetches pages of level 2 ahead meanwhile, however loaded
+    # the machine: the victim is sure to hold some when it is killed.
+    with many_hosts(first_address=66, slow={0: {"/p/1.html": 3.0}}) as (roots, logs):
+        def fetched_and_held(dirs, victim):   # a page of the next level the victim fetched and holds
+            requested = set(page_requests(logs))
+            return any(site_and_path(roots, url) in requested
+                       for url in held_ahead(redis_server.url, victim))
 
-    def fetched_and_held(dirs, victim):   # a page of the next level the victim fetched and holds
-        requested = set(page_requests(logs))
-        return any(site_and_path(roots, url) in requested
-                   for url in held_ahead(redis_server.url, victim))
-
-    killed_and_rejoined(clean_logs, tmp_path, redis_server.url, "0.3", fetched_and_held)
+        killed_and_rejoined((roots, logs), tmp_path, redis_server.url, "0.3", fetched_and_held)
 
 
 def two_workers(roots, redis_url, dirs, *, lease: int, name: str, rows: int):
