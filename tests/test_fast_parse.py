@@ -26,7 +26,7 @@ from textfilter.fast import read_page
 
 PAGE_URL = "http://site.test/dir/page.html"
 ROBOTS_NAMES = ("robots", "bfs-crawler")   # so the <meta> readings are compared too
-PARSE_MODULE = importlib.import_module("textfilter.parse")  # the package's name "parse" is the function
+TREE_MODULE = importlib.import_module("textfilter.tree")
 
 
 def assert_same_as_reference(html: str, url: str = PAGE_URL) -> None:
@@ -218,11 +218,23 @@ def test_the_fast_path_builds_no_beautifulsoup_tree(monkeypatch: pytest.MonkeyPa
     def refuse(html: str):
         raise AssertionError("the reference tree was built")
 
-    monkeypatch.setattr(PARSE_MODULE, "build_tree", refuse)
+    monkeypatch.setattr(TREE_MODULE, "build_tree", refuse)
     parsed = parse(GENERATED[0], PAGE_URL, "lxml")
     assert parsed.title.startswith("Page 0")
     with pytest.raises(AssertionError, match="reference tree"):
         parse(GENERATED[0], PAGE_URL, "bs4")
+
+
+def test_the_fast_path_reads_strings_as_the_reference_tree_builder_does() -> None:
+    """fast.py writes out how BeautifulSoup's tree builder treats strings (so
+    that it loads without bs4): they must be bs4's own values."""
+    from bs4 import BeautifulSoup
+    from bs4.builder import HTMLTreeBuilder
+
+    from textfilter import fast
+    assert fast._KEEPS_SPACES == HTMLTreeBuilder.DEFAULT_PRESERVE_WHITESPACE_TAGS
+    assert set(fast._STRING_CONTAINERS) == set(HTMLTreeBuilder.DEFAULT_STRING_CONTAINERS)
+    assert fast._ASCII_SPACES == BeautifulSoup.ASCII_SPACES
 
 
 # -- (d) pathological pages: the fast path hands them to the reference ------------------

@@ -44,8 +44,7 @@ from typing import Iterable
 from cssselect import HTMLTranslator, SelectorError
 from lxml import etree, html as lxml_html
 
-from textfilter.text import BLOCKS, CELLS, PREFORMATTED
-from textfilter.tree import without_surrogates
+from textfilter.markup import BLOCKS, CELLS, PREFORMATTED, without_surrogates
 
 KINDS = ("css", "xpath")
 RESERVED_NAMES = ("id", "url")

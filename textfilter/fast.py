@@ -30,14 +30,11 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
-from bs4 import BeautifulSoup
-from bs4.builder import HTMLTreeBuilder
 from lxml import etree
 
 from textfilter.links import URL_ATTRIBUTE, base_and_links
+from textfilter.markup import BLOCKS, CELLS, DROPPED, PREFORMATTED, without_surrogates
 from textfilter.robotsmeta import Refresh, meta_of
-from textfilter.text import BLOCKS, CELLS, DROPPED, PREFORMATTED
-from textfilter.tree import without_surrogates
 
 # Where the walk marks line and cell ends in the flat list of text pieces.
 # Lone surrogates cannot occur in text that came through libxml2 (it hands
@@ -54,14 +51,16 @@ _ROLE: dict[str, object] = {
     **dict.fromkeys(DROPPED, _DROP),
 }
 _WALKED_TAGS = (*URL_ATTRIBUTE, "meta")
-# How the reference's tree builder treats strings, read from it so that the
-# two cannot drift apart: inside these elements white-space-only strings stay
-# as they are (elsewhere they shrink, see _bs4_spaces) ...
-_KEEPS_SPACES = frozenset(HTMLTreeBuilder.DEFAULT_PRESERVE_WHITESPACE_TAGS)
+# How the reference's tree builder treats strings (BeautifulSoup's
+# HTMLTreeBuilder; tests/test_fast_parse.py checks that these are its values,
+# so that the two cannot drift apart, without loading it here): inside these
+# elements white-space-only strings stay as they are (elsewhere they shrink,
+# see _bs4_spaces) ...
+_KEEPS_SPACES = frozenset({"pre", "textarea"})
 # ... strings inside these are filed under their own type, not as text ...
-_STRING_CONTAINERS = tuple(HTMLTreeBuilder.DEFAULT_STRING_CONTAINERS)
+_STRING_CONTAINERS = ("rt", "rp", "style", "script", "template")
 # ... and this is what "white space" means to it.
-_ASCII_SPACES = BeautifulSoup.ASCII_SPACES
+_ASCII_SPACES = " \n\t\x0c\r"
 _REWRITES_SPACES = ("listing", "xmp", "plaintext")
 _FATAL = etree.ErrorLevels.FATAL
 

@@ -23,13 +23,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
-from bs4 import BeautifulSoup
 from lxml import etree
 
+from textfilter.markup import without_surrogates
 from textfilter.regex_links import scan
-from textfilter.tree import build_tree, without_surrogates
+
+if TYPE_CHECKING:
+    from bs4 import BeautifulSoup
 
 Links = tuple[str | None, tuple[str, ...]]
 
@@ -66,6 +69,7 @@ def soup_links(tree: BeautifulSoup) -> Links:
 
 
 def bs4_links(html: str) -> Links:
+    from textfilter.tree import build_tree   # BeautifulSoup: loaded by the readers that use it
     return soup_links(build_tree(html))
 
 

@@ -62,8 +62,7 @@ from lxml import etree
 
 from textfilter.fast import layout_text
 from textfilter.parse import parse
-from textfilter.text import DROPPED
-from textfilter.tree import without_surrogates
+from textfilter.markup import DROPPED, without_surrogates
 
 _BOILERPLATE_TAGS = frozenset({"nav", "aside", "form", "footer", "button", "select", "dialog", "menu"})
 _BOILERPLATE_ROLES = frozenset({

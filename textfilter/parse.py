@@ -22,8 +22,6 @@ from textfilter.fast import Reading, read_page
 from textfilter.links import Links, bs4_links, effective_base, extractor_named, lxml_links, soup_links
 from textfilter.parsed import Parsed
 from textfilter.robotsmeta import meta_of
-from textfilter.text import page_text, page_title
-from textfilter.tree import build_tree
 
 
 def parse(html: str, base_url: str, extractor: str = "bs4",
@@ -61,6 +59,10 @@ def filtered_ratio(text_chars: int, source_chars: int) -> float:
 
 def _soup_reading(html: str, find_links: Callable[[str], Links],
                   robots_names: Collection[str]) -> Reading:
+    # BeautifulSoup is loaded by the first page read this way: a crawl whose
+    # pages all take the lxml path never needs it.
+    from textfilter.text import page_text, page_title
+    from textfilter.tree import build_tree
     tree = build_tree(html)
     # Links from the tree the text comes from (one parse per page), unless the
     # regex scan was asked for; lxml's links are the tree's (tests/test_links.py).

@@ -47,8 +47,7 @@ from dataclasses import dataclass
 from lxml import etree
 
 from textfilter.links import base_and_links
-from textfilter.text import DROPPED
-from textfilter.tree import without_surrogates
+from textfilter.markup import DROPPED, without_surrogates
 
 # Scripts written without spaces between words: each character is a term.
 _UNSPACED = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff"

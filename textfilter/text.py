@@ -25,21 +25,7 @@ from dataclasses import dataclass
 from bs4 import BeautifulSoup, NavigableString, PageElement, Tag
 from bs4.element import PreformattedString
 
-# The rules as data; fast.py applies the same sets to an lxml tree.
-DROPPED = frozenset({
-    "head", "title", "script", "style", "noscript", "template", "svg",
-    "iframe", "noembed", "noframes",
-})
-BLOCKS = frozenset({
-    "address", "article", "aside", "blockquote", "body", "br", "caption", "center",
-    "dd", "details", "dialog", "dir", "div", "dl", "dt", "fieldset", "figcaption",
-    "figure", "footer", "form", "frameset", "h1", "h2", "h3", "h4", "h5", "h6",
-    "header", "hgroup", "hr", "html", "legend", "li", "main", "menu", "nav", "ol",
-    "optgroup", "option", "p", "search", "section", "select", "summary", "table",
-    "tbody", "tfoot", "thead", "tr", "ul",
-})
-CELLS = frozenset({"td", "th"})
-PREFORMATTED = frozenset({"pre", "listing", "xmp", "plaintext", "textarea"})
+from textfilter.markup import BLOCKS, CELLS, DROPPED, PREFORMATTED
 
 
 def page_text(tree: BeautifulSoup) -> str:

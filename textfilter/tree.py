@@ -5,12 +5,11 @@ tree, so the CPU-heavy step, building the tree, happens once per page.
 """
 from __future__ import annotations
 
-import re
 import warnings
 
 from bs4 import BeautifulSoup, MarkupResemblesLocatorWarning, XMLParsedAsHTMLWarning
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+from textfilter.markup import without_surrogates
 
 
 def build_tree(html: str) -> BeautifulSoup:
@@ -25,15 +24,6 @@ def build_tree(html: str) -> BeautifulSoup:
         warnings.simplefilter("ignore", MarkupResemblesLocatorWarning)
         warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
         return _soup(html)
-
-
-def without_surrogates(html: str) -> str:
-    """html with lone surrogates replaced by U+FFFD.
-
-    Text decoded with errors="surrogateescape" carries lone surrogates, which
-    libxml2 refuses (it takes UTF-8, and they have no UTF-8 form).
-    """
-    return _SURROGATE.sub("\ufffd", html)
 
 
 def _soup(html: str) -> BeautifulSoup:
