@@ -19,8 +19,6 @@ from getpage.pacing import DEFAULT_MAX_DELAY, DEFAULT_MIN_DELAY
 from getpage.headers import is_secret_header, parse_header
 from getpage.proxies import missing_password, parse_proxy, without_password
 from textfilter import EXTRACTORS
-from textfilter.extract import Extraction
-from textfilter.relevance import Topic
 from urlfilter import SCOPES, SEEN_ALGORITHMS, check_drop_param, normalize
 from urllist.orders import NAMES as ORDER_NAMES
 from urllist.orders import ORDERS, make_order
@@ -213,6 +211,7 @@ def _topic_problem(config: CrawlConfig) -> str:
     if config.order in ORDERS and ORDERS[config.order].needs_topic and not config.topic.strip():
         return f"--order {config.order} needs a topic: give --topic TEXT or --topic-file FILE"
     if config.topic.strip():
+        from textfilter.relevance import Topic   # loaded only for --topic
         try:
             Topic.from_text(config.topic)
         except ValueError as exc:
@@ -346,6 +345,7 @@ def _check_extraction(config: CrawlConfig) -> None:
             raise ConfigError("extract", f"nothing is extracted, so {', '.join(given)} would do "
                                          f"nothing; add at least one --extract NAME=SELECTOR")
         return
+    from textfilter.extract import Extraction   # lxml.html, cssselect: loaded only for --extract
     try:
         Extraction.from_specs(config.extract, config.extract_exclude, config.extract_from)
     except ValueError as exc:

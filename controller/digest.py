@@ -38,6 +38,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textfilter import parse
 from textfilter.parse import filtered_ratio
@@ -45,8 +46,10 @@ from textfilter.parsed import Parsed
 from textfilter.robotsmeta import Refresh, header_directives, parse_refresh
 from textfilter.fingerprint import body_md5, simhash, text_md5
 from textfilter.maintext import main_text
-from textfilter.relevance import Topic, anchors
 from urlfilter import UrlRules, document_base, normalize
+
+if TYPE_CHECKING:
+    from textfilter.relevance import Topic
 
 # A refresh is followed only if it comes sooner than this (seconds): a page
 # that reloads or logs out after minutes is not redirecting anyone (Scrapy's
@@ -179,6 +182,7 @@ class Digester:
         the anchors that lead to it (0.0 for a link only frames lead to)."""
         if self.topic is None:
             return None, ()
+        from textfilter.relevance import anchors   # loaded only for --topic
         best = dict.fromkeys(links, 0.0)
         urls: dict[str, str | None] = {}      # menus repeat hrefs and anchor texts:
         scores: dict[str, float] = {}         # normalize and score each once

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from controller.admission import Admission, SharedAdmission
 from controller.commit import Commit, OrderedCommit, SharedCommit
@@ -24,13 +25,15 @@ from getpage.pacing import AdaptivePolicy, FixedPolicy
 from getpage.politeness import Cancelled
 from getpage.robots import origin_of
 from textfilter.duplicates import ContentSeen
-from textfilter.extract import Extraction
-from textfilter.relevance import Topic
 from urlfilter import SeenCache, TrapGuard, UrlRules, make_seen
 from urllist import HostFrontier
 from urllist.diskqueues import DiskQueues
 from urllist.ordered import OrderedFrontier
 from urllist.orders import make_order
+
+if TYPE_CHECKING:
+    from textfilter.extract import Extraction
+    from textfilter.relevance import Topic
 
 # A shared crawl's worker: its committed rows on their way to index.csv
 # (urllist.redisqueue.WriteAhead).
@@ -162,7 +165,10 @@ def digester(config: CrawlConfig, rules: UrlRules) -> Digester:
 
 def topic(config: CrawlConfig) -> Topic | None:
     """What the focused orders score pages and anchors against (TF-IDF)."""
-    return Topic.from_text(config.topic) if config.topic.strip() else None
+    if not config.topic.strip():
+        return None
+    from textfilter.relevance import Topic   # loaded only for --topic
+    return Topic.from_text(config.topic)
 
 
 def content_seen(config: CrawlConfig) -> ContentSeen | None:
@@ -174,6 +180,7 @@ def content_seen(config: CrawlConfig) -> ContentSeen | None:
 def extraction(config: CrawlConfig) -> Extraction | None:
     if not config.extract:
         return None
+    from textfilter.extract import Extraction   # lxml.html, cssselect: loaded only for --extract
     return Extraction.from_specs(config.extract, config.extract_exclude, config.extract_from)
 
 

@@ -101,6 +101,25 @@ def test_hosts_go_to_ascii_as_the_standard_says(entry):
     assert (parsed.host if parsed else None) == entry["output"]
 
 
+# The standard's percent-encode sets, each built on the one before as it defines them.
+_C0_CONTROL_SET = {chr(c) for c in range(0x20)} | {chr(c) for c in range(0x7F, 0x110000)}
+_FRAGMENT = _C0_CONTROL_SET | set(' "<>`')
+_QUERY = _C0_CONTROL_SET | set(' "#<>')
+_SPECIAL_QUERY = _QUERY | {"'"}
+_PATH = _QUERY | set("?^`{}")
+_USERINFO = _PATH | set("/:;=@[\\]^|")
+ALL_CODE_POINTS = "".join(map(chr, range(0x110000)))
+
+
+@pytest.mark.parametrize("pattern, encoded", [
+    (whatwg._FRAGMENT_SET, _FRAGMENT), (whatwg._SPECIAL_QUERY_SET, _SPECIAL_QUERY),
+    (whatwg._PATH_SET, _PATH), (whatwg._USERINFO_SET, _USERINFO)],
+    ids=["fragment", "special-query", "path", "userinfo"])
+def test_percent_encode_sets_are_the_standards(pattern, encoded):
+    """Over every code point, each set's pattern matches exactly what the set encodes."""
+    assert pattern.sub("", ALL_CODE_POINTS) == "".join(c for c in ALL_CODE_POINTS if c not in encoded)
+
+
 def test_fast_path_equals_reference_on_the_standards_inputs():
     """Every input of the table (whatever its own base) on the random-links test's bases."""
     inputs = sorted({entry["input"] for entry in _entries("urltestdata.json")})

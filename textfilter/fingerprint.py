@@ -59,6 +59,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from functools import cache
 
 # numpy is imported by _load_numpy on the first SimHash: exact-only crawls
 # (the default) never need it, and it costs every process ~15 MB.
@@ -76,10 +77,9 @@ _MAX_UNIGRAM_WEIGHT = 1000.0
 
 _CJK = ("\u1100-\u11ff\u3040-\u309f\u30a0-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf"
         "\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f")
-_CJK_CHAR = re.compile(f"[{_CJK}]")
+_CJK_CHAR = f"[{_CJK}]"
 _WORD = f"[^\\W\\d{_CJK}]+"
-_TOKEN = re.compile(f"[{_CJK}]|{_WORD}")
-_WORDS = re.compile(_WORD)
+_TOKEN = f"[{_CJK}]|{_WORD}"
 # On bytes of ASCII text: letters and "_" stay, everything else separates.
 _ASCII_SEPARATORS = bytes(c if c < 128 and (chr(c).isalpha() or c == 0x5F) else 0x20 for c in range(256))
 _CACHE_LIMIT = 200_000   # token hashes kept per process (~30 MB at most)
@@ -113,7 +113,7 @@ def hamming(a: int, b: int) -> int:
 
 def tokens(text: str) -> list[str]:
     """The case-folded words and single CJK characters of text, in order (see module docstring)."""
-    return _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold())
+    return _compiled(_TOKEN).findall(unicodedata.normalize("NFKC", text).casefold())
 
 
 def simhash(text: str, word_shingle: int = WORD_SHINGLE, cjk_ngram: int = CJK_NGRAM,
@@ -148,10 +148,18 @@ def _token_hashes(text: str) -> tuple[np.ndarray, np.ndarray]:
         words = text.encode("ascii").lower().translate(_ASCII_SEPARATORS).split()
         return _as_array(map(_TOKEN_HASHES.__getitem__, words), len(words)), _EMPTY
     folded = unicodedata.normalize("NFKC", text).casefold()
-    words = _WORDS.findall(folded)
-    cjk = _CJK_CHAR.findall(folded)
+    words = _compiled(_WORD).findall(folded)
+    cjk = _compiled(_CJK_CHAR).findall(folded)
     lookup = _TOKEN_HASHES.__getitem__
     return _as_array(map(lookup, words), len(words)), _as_array(map(lookup, cjk), len(cjk))
+
+
+@cache
+def _compiled(pattern: str) -> re.Pattern:
+    """pattern compiled at its first use: exact-only crawls (the default) never
+    tokenize, and these classes of tens of thousands of code points take
+    ~7 ms of every start-up to compile."""
+    return re.compile(pattern)
 
 
 def _as_array(values, count: int) -> np.ndarray:
