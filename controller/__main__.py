@@ -42,17 +42,22 @@ def main() -> None:
 
 
 def _exit(done: SystemExit) -> None:
-    """End the process once what Python runs at exit has run, without the
-    interpreter's teardown: freeing every module and object the crawl
-    loaded takes tenths of a second that the system does at once. With
-    another thread still running, or output that cannot be flushed, the
-    ordinary exit (which waits for the thread, or reports the error)."""
-    if threading.active_count() > 1:
-        raise done
+    """End the process as the interpreter ends it -- it waits for the threads
+    that are not daemons, then runs what Python runs at exit -- but without
+    its teardown: freeing every module and object the crawl loaded takes
+    tenths of a second that the system does at once. Daemon threads (a
+    shared crawl's Redis listeners) end with the process, as at any exit.
+    With output that cannot be flushed, the ordinary exit (which reports
+    the error)."""
     code = done.code
     if code is not None and not isinstance(code, int):
         print(code, file=sys.stderr)   # what sys.exit("message") prints
         code = 1
+    # The interpreter's first step at exit: the threading module's exit
+    # functions (executors tell their threads to end), then every thread
+    # that is not a daemon joined. Here too, a parser pool's manager thread
+    # may still be joining its processes.
+    threading._shutdown()
     atexit._run_exitfuncs()
     try:
         sys.stdout.flush()
