@@ -225,6 +225,9 @@ class Crawl:
         (getpage's contract), so an OSError here is this machine's."""
         try:
             self.admission.begin()
+            # The first requests go before the parser processes are spawned
+            # (~10 ms): until one has started, pages are read in the fetch threads.
+            self._hand_out(fetchers)
             self.parsers = (DigestPool(self.digester, self.config.processes)
                             if self.config.processes else None)
             self._loop(fetchers)
