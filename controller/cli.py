@@ -31,9 +31,8 @@ from controller.localfailure import EXIT_LOCAL, LocalFailureError
 from controller.resume import (SETTINGS_FILE, STATE_DIR, WARC_FILE, missing_secrets,
                                refuse_if_locked)
 from controller.progress import Progress, closed_output, in_force
-from controller.readers.export import EXPORT_FORMATS, export_pages
-from controller.readers.report import (FORMATS, TOP_LINKS, ReportError, build_report, level_table,
-                               render_report, summary_lines)
+from controller.readers import EXPORT_FORMATS, REPORT_FORMATS, TOP_LINKS
+from controller.readers.summary import level_table, summary_lines
 from controller.store import OutputError
 from getpage.pacing import DEFAULT_MAX_DELAY, DEFAULT_MIN_DELAY
 from getpage.proxies import ProxyRules
@@ -933,7 +932,7 @@ def one_line(exc: click.ClickException) -> str:
 
 @cli.command()
 @click.argument("crawl_dir", metavar="DIR", type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice((*FORMATS, "html")), default="text",
+@click.option("--format", "fmt", type=click.Choice((*REPORT_FORMATS, "html")), default="text",
               show_default=True,
               help="text for the terminal, markdown for notes and issues, json for scripts, html "
                    "for a browser (one self-contained file: tables to sort, figures, settings).")
@@ -953,12 +952,14 @@ def report(crawl_dir, fmt, top, plot_png) -> None:
       crawler report demo-crawl --format html > report.html
       crawler report demo-crawl --plot demo-crawl.png
     """
+    # Here, and export's in export: a crawl's start does not wait for the readers.
+    from controller.readers.report import ReportError, build_report, render_report
     try:
         if plot_png is not None:
             from controller.readers.plot import check_plotting
             check_plotting()   # before anything is printed
         result = build_report(crawl_dir, top=top)
-        if fmt == "html":   # here: a crawl's start does not wait for the HTML report's modules
+        if fmt == "html":
             from controller.readers.html import render_html
         # say: a reader that stops early (| head) does not keep the plot from being drawn
         say(render_html(result) if fmt == "html" else render_report(result, fmt), nl=False)
@@ -995,6 +996,8 @@ def export(crawl_dir, fmt, out, html) -> None:
     """
     if out is not None and str(out) == "-":
         out = None
+    from controller.readers.export import export_pages
+    from controller.readers.files import ReportError
     notes: list[str] = []
     try:
         count = export_pages(crawl_dir, fmt, out, html=html, stdout=sys.stdout.buffer, notes=notes)

@@ -215,7 +215,7 @@ def test_the_focused_orders_find_the_topic_sooner_than_bfs(demo_server, tmp_path
 
 def test_the_report_counts_an_orders_level_corrections(demo_server, tmp_path):
     from controller.readers.report import build_report, render_report
-    from controller.readers.report import summary_lines
+    from controller.readers.summary import summary_lines
     crawl([demo_server.url], tmp_path, "importance", delay=0, max_depth=3, max_pages=0)
     stats = json.loads((tmp_path / "stats.json").read_text(encoding="utf-8"))
     corrections = stats["order"]["level_corrections"]

@@ -20,7 +20,8 @@ import pytest
 from controller.config import CrawlConfig
 from controller.engine import Crawl
 from controller.readers.plot import draw, write_plot
-from controller.readers.report import ReportError, build_report, level_table, render_report
+from controller.readers.report import ReportError, build_report, render_report
+from controller.readers.summary import level_table
 from controller.store import INDEX_COLUMNS
 from demosite import DemoServer
 from demosite.model import is_disallowed

@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import BinaryIO
 
 from controller.localfailure import CAUSES
+from controller.readers import EXPORT_FORMATS
 from controller.readers.files import ReportError
 from controller.readers.pages import RECORD_KEYS, extracted_names, page_records
 
-EXPORT_FORMATS = ("jsonl", "parquet")
 INSTALL_HINT = "from the repository: .venv/bin/pip install -e '.[parquet]' (or: pip install pyarrow)"
 ROW_GROUP_ROWS = 1000
 ROW_GROUP_BYTES = 64 * 2**20

@@ -24,8 +24,8 @@ from pathlib import Path
 
 from controller.readers.export import written_whole
 from controller.readers.files import ReportError
-from controller.readers.report import (LEVELS_ALONE, Report, build_report, duration_text,
-                                       grouped_levels, level_ranges)
+from controller.readers.report import Report, build_report, duration_text, grouped_levels
+from controller.readers.summary import LEVELS_ALONE, level_ranges
 
 INSTALL_HINT = "from the repository: .venv/bin/pip install -e '.[plot]' (or: pip install matplotlib)"
 FIGURE_INCHES = (13, 8.5)     # the PNG: the timeline above, three panels below
@@ -218,7 +218,7 @@ def _draw_duplicates(figure, report: Report) -> None:
 
 def _level_groups(report: Report) -> tuple[list[str], list]:
     """The bars of the level panels: one a level, or a range of levels past
-    a few dozen (report.level_ranges), as in the levels table."""
+    a few dozen (summary.level_ranges), as in the levels table."""
     groups = grouped_levels(report.levels)
     return [label for label, _ in groups], [row for _, row in groups]
 

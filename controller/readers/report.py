@@ -1,13 +1,12 @@
-"""Reports on a crawl: the terminal summary after a crawl, and `crawler report DIR`.
+"""Reports on a crawl: `crawler report DIR`.
 
-Owns what a person reads about a crawl: ``level_table`` and
-``summary_lines`` (printed at the end of every crawl from its stats), and
-``build_report`` / ``render_report``, which read a crawl directory
+Owns ``build_report`` / ``render_report``, which read a crawl directory
 afterwards, or while it runs, or after it was killed (through
 controller/readers/files.py, so partial files are fine and said to be partial)
 and render it as text, Markdown or JSON (and, from the same ``sections``,
 as HTML: controller/readers/html.py). Reading a report never needs the
-network or the crawl's seeds.
+network or the crawl's seeds. What a crawl prints when it ends (the
+levels table, the summary lines) is controller/readers/summary.py's.
 
 Definitions used throughout, as in stats.json: "URLs/s" counts every
 fetched URL (an index.csv row, errors included), "pages/s" only the HTML
@@ -20,12 +19,14 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import asdict, dataclass, fields
-from itertools import count
 from datetime import datetime
 from pathlib import Path
 
 from controller.lock import holder
+from controller.readers import REPORT_FORMATS, TOP_LINKS
 from controller.readers.files import CrawlFiles, PageRow, ReportError, Run, read_files
+from controller.readers.summary import (LEVELS_ALONE, LEVELS_SHOWN, level_ranges, order_text, pages_text,
+                                        range_label)
 from controller.resume import lock_path
 from controller.pace import text as pace_text
 from controller.stats import TRAP_NOTE, trap_note
@@ -33,12 +34,10 @@ from controller.visits import recrawl_state
 from controller.readers.tables import Table
 
 __all__ = ["Report", "ReportError", "build_report", "render_report", "sections",
-           "settings_section", "level_table", "summary_lines", "FORMATS"]
+           "settings_section"]
 
-FORMATS = ("text", "markdown", "json")
 PEAK_WINDOW_SECONDS = 1.0     # the peak rate is the busiest span of this length
 EXAMPLES_PER_ERROR_KIND = 3
-TOP_LINKS = 10
 PARTIAL_TITLE = "Partial or incomplete files"   # the section of Report.notes
 TITLE_CHARS = 60              # longer titles are cut, so the top-pages tables stay readable
 QUANTILES = ((0.0, "min"), (0.1, "p10"), (0.25, "p25"), (0.5, "median"), (0.75, "p75"),
@@ -48,40 +47,9 @@ HISTOGRAM_BUCKETS = 10        # equal widths over 0..1
 # MAX_TIMELINE_BUCKETS buckets is used, so a plot has a readable number of points.
 TIMELINE_WIDTHS = (0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600)
 MAX_TIMELINE_BUCKETS = 120
-# Levels tables and plots: a crawl with up to LEVELS_ALONE levels shows each;
-# a deeper one (a trap followed far, a site of long chains) shows levels
-# 0..LEVELS_SHOWN-1 each and the rest in at most MAX_LEVEL_RANGES ranges of
-# one round width (10, 20, 50, 100, ...), "30–99", "100–199", ...
-LEVELS_ALONE = 40
-LEVELS_SHOWN = 30
-MAX_LEVEL_RANGES = 10
 
 
 # -- levels, one by one or in ranges ---------------------------------------
-def level_ranges(deepest: int) -> list[tuple[int, int]]:
-    """(first, last) level of each row of a levels table or plot over the
-    levels 0..deepest: one level a row, or past LEVELS_SHOWN ranges of a
-    round width aligned to it (see LEVELS_ALONE)."""
-    if deepest < LEVELS_ALONE:
-        return [(k, k) for k in range(deepest + 1)]
-    width = next(w for w in _round_widths()
-                 if deepest // w - LEVELS_SHOWN // w + 1 <= MAX_LEVEL_RANGES)
-    ranges = [(k, k) for k in range(LEVELS_SHOWN)]
-    while (start := ranges[-1][1] + 1) <= deepest:
-        ranges.append((start, min((start // width + 1) * width - 1, deepest)))
-    return ranges
-
-
-def _round_widths():
-    for power in count(1):
-        for digit in (1, 2, 5):
-            yield digit * 10 ** power
-
-
-def range_label(first: int, last: int) -> str:
-    return str(first) if first == last else f"{first}–{last}"
-
-
 def grouped_levels(rows: tuple[LevelRow, ...]) -> list[tuple[str, LevelRow]]:
     """(label, the rows' sums) per row of level_ranges; a range's level is
     its first, its m its last level's (None if that one is not finished)."""
@@ -98,133 +66,6 @@ def grouped_levels(rows: tuple[LevelRow, ...]) -> list[tuple[str, LevelRow]]:
                        LevelRow(level=first, m=members[-1].m if members[-1].level == last else None,
                                 **sums)))
     return groups
-
-
-# -- the terminal summary after a crawl -----------------------------------
-def level_table(stats: dict, expected: list[tuple[int, int]] | None = None) -> str:
-    """The per-level table; with ``expected`` (urls, pages) per level, a check column.
-    Past a few dozen levels, ranges of levels share a row (level_ranges)."""
-    groups = _stats_level_groups(stats["levels"])
-    w = max([5] + [len(label) for label, _ in groups])
-    head = (f"{'level':>{w}} {'urls':>7} {'pages':>7} {'errors':>7} {'dups':>5} {'near':>5} "
-            f"{'new urls':>9} {'queue m':>8}")
-    if expected is not None:
-        head += f"  {'expected':>15}"
-    lines = [head]
-    for label, group in groups:
-        m = "" if group["m"] is None else group["m"]
-        line = (f"{label:>{w}} {group['urls']:>7} {group['pages']:>7} {group['errors']:>7} "
-                f"{group['duplicates']:>5} {group['near_duplicates']:>5} "
-                f"{group['new_urls']:>9} {m:>8}")
-        if expected is not None:
-            line += "  " + _expected_cell(group, expected)
-        lines.append(line)
-    levels = stats["levels"]
-    lines.append(f"{'total':>{w}} {stats['urls']:>7} {stats['pages']:>7} {stats['errors']:>7} "
-                 f"{sum(row.get('duplicates', 0) for row in levels):>5} "
-                 f"{sum(row.get('near_duplicates', 0) for row in levels):>5}")
-    return "\n".join(lines)
-
-
-def _stats_level_groups(levels: list[dict]) -> list[tuple[str, dict]]:
-    """stats.json's level rows in the rows of level_ranges: (label, sums)."""
-    if not levels:
-        return []
-    groups = []
-    for first, last in level_ranges(max(row["level"] for row in levels)):
-        members = [row for row in levels if first <= row["level"] <= last]
-        if members:
-            sums = {name: sum(row.get(name, 0) for row in members)
-                    for name in ("urls", "pages", "errors", "duplicates", "near_duplicates",
-                                 "new_urls")}
-            last_m = members[-1]["m"] if members[-1]["level"] == last else None
-            groups.append((range_label(first, last), dict(sums, level=first, last=last, m=last_m)))
-    return groups
-
-
-def _expected_cell(row: dict, expected: list[tuple[int, int]]) -> str:
-    k, last = row["level"], row["last"]
-    if last >= len(expected):
-        return f"{'(none) MISMATCH':>15}"
-    urls = sum(level[0] for level in expected[k:last + 1])
-    pages = sum(level[1] for level in expected[k:last + 1])
-    verdict = "ok" if (row["urls"], row["pages"]) == (urls, pages) else "MISMATCH"
-    return f"{urls:>4} / {pages:>4} {verdict}"
-
-
-def summary_lines(stats: dict, out: Path) -> list[str]:
-    this_run = stats.get("urls_this_run", stats["urls"])
-    resumed = f", {this_run} of them in this run" if this_run != stats["urls"] else ""
-    pages = _pages(stats["pages"], (stats.get("content") or {}).get("duplicates", 0))
-    robots = stats.get("robots_denied", 0)
-    denied = f", {robots} denied by robots.txt" if robots else ""
-    share = "this worker's share: " if stats.get("shared") else ""   # a shared crawl's worker
-    return [
-        f"stopped: {stats.get('stop_detail') or stats['stop_reason']} after "
-        f"{stats['elapsed_seconds']:.1f} s — {share}{stats['urls']} URLs{resumed}, {pages}, "
-        f"{stats['errors']} errors{denied} ({_rates(stats)}, {stats['kb_per_second']:.0f} KB/s)",
-        f"output:  {out}/  pages/ text/ index.csv edges.csv trace.log stats.json"
-        + _extra_files(stats),
-    ] + _content_lines(stats) + _sitemap_lines(stats.get("sitemaps")) + _pace_lines(stats.get("pace"))
-
-
-def _pace_lines(pace: dict | None) -> list[str]:
-    said = pace_text(pace) if pace else ""
-    return [said] if said else []
-
-
-def _sitemap_lines(found: dict | None) -> list[str]:
-    """What --sitemaps / --sitemap read, and each sitemap refused (its one line)."""
-    if found is None:
-        return []
-    dropped = sum(found["dropped"].values())
-    lines = [f"sitemaps: {found['files']} files read, {found['listed']} URLs listed, "
-             f"{found['queued']} queued" + (f", {dropped} left out (out of scope or of its site, "
-                                            f"or over a limit)" if dropped else "")]
-    return lines + [f"sitemap refused: {problem}" for problem in found["problems"]]
-
-
-def _pages(pages: int, duplicates: int) -> str:
-    """HTML pages, of which exact duplicates keep no text of their own."""
-    if not duplicates:
-        return f"{pages} pages saved"
-    return f"{pages} HTML pages ({duplicates} duplicates of earlier pages)"
-
-
-def _rates(stats: dict) -> str:
-    """URLs/s counts every fetch, pages/s the HTML pages (as in stats.json)."""
-    return f"{stats['urls_per_second']:.1f} URLs/s, {stats['pages_per_second']:.1f} pages/s"
-
-
-def _extra_files(stats: dict) -> str:
-    settings = stats.get("settings", {})
-    names = [name for name, on in (("extracted.csv", settings.get("extract")),
-                                   ("extracted.jsonl", settings.get("extract_jsonl")),
-                                   ("crawl.warc.gz", settings.get("warc")),
-                                   ("sitemaps.csv", "sitemaps" in stats)) if on]
-    return "".join(f" {name}" for name in names)
-
-
-def order_text(order: dict) -> str:
-    """A crawl order's line: its name, the levels it corrected, what ordering cost."""
-    return (f"{order['order']}: {order['level_corrections']} level corrections (a shorter path "
-            f"found after the URL), {order['deferred_beyond_depth']} URLs only beyond --max-depth, "
-            f"ordering CPU {order['cpu_seconds']:.3f} s")
-
-
-def _content_lines(stats: dict) -> list[str]:
-    content = stats.get("content") or {}
-    lines = [f"order:   {order_text(stats['order'])}"] if stats.get("order") else []
-    if content.get("mode", "off") != "off":
-        near = (f", {content['near_duplicates']} near duplicates"
-                if content["mode"] == "near" else "")
-        lines.append(f"content: {content['duplicates']} exact duplicates (text not saved "
-                     f"again, links not followed){near}")
-    extraction = content.get("extraction")
-    if extraction:
-        lines.append(f"extract: {extraction['extracted']:,} of {extraction['records']:,} records "
-                     f"({100 * extraction['rate']:.1f}%) from {extraction['pages']:,} pages")
-    return lines
 
 
 # -- the report's values ----------------------------------------------------
@@ -610,8 +451,8 @@ def render_report(report: Report, fmt: str = "text") -> str:
     """The report as ``text`` (aligned columns), ``markdown`` (pipe tables) or ``json``."""
     if fmt == "json":
         return json.dumps(asdict(report), indent=2, ensure_ascii=False) + "\n"
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown report format {fmt!r}; use one of {', '.join(FORMATS)}")
+    if fmt not in REPORT_FORMATS:
+        raise ValueError(f"unknown report format {fmt!r}; use one of {', '.join(REPORT_FORMATS)}")
     tables = sections(report)
     if fmt == "markdown":
         blocks = [f"# Crawl report: `{report.crawl_dir}`"] + [t.to_markdown() for t in tables]
@@ -703,7 +544,7 @@ def _overview(report: Report) -> Table:
 def _saved_pages(report: Report) -> str:
     duplicates = sum(level.duplicates for level in report.levels)
     if not duplicates:
-        return _pages(report.pages, 0)
+        return pages_text(report.pages, 0)
     return (f"{report.pages} HTML pages, {report.saved} saved ({duplicates} duplicates of earlier "
             f"pages, {report.pages - report.saved} of them byte-equal: not saved again)")
 
