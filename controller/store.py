@@ -109,7 +109,7 @@ class PageStore:
             writer.writerow(next(reader))
             for row in reader:
                 if len(row) == len(INDEX_COLUMNS):
-                    url, final = row[1], row[2] and normalize(row[2])
+                    url, final = row[1], _final(row, normalize)
                     count = in_links[url] + (in_links[final] if final and final != url else 0)
                     row[column] = str(count)
                     if levels is not None:
@@ -123,23 +123,33 @@ def count_in_links(out: Path, normalize=lambda url: url) -> dict[str, int]:
     """URL -> edges.csv lines pointing at it, for the URLs and normalized
     final URLs of out/index.csv's rows only; a line counts when the page it
     comes from has a row (a line without one was written by a fetch that
-    was never committed)."""
-    committed: set[int] = set()
+    was never committed). Read with csv.reader, ids as the text both files
+    hold: a dict per row cost a crawl's end more than the counting."""
+    committed: set[str] = set()
     in_links: dict[str, int] = {}
-    for row in index_rows(out):
-        committed.add(int(row["id"]))
-        in_links[row["url"]] = 0
-        final = row["final_url"] and normalize(row["final_url"])
-        if final:
-            in_links[final] = 0
+    with open(Path(out) / "index.csv", newline="", encoding="utf-8") as f:
+        reader = csv.reader(f)
+        width = len(next(reader, ()))
+        for row in reader:
+            if len(row) >= width:   # a complete row (index_rows' test)
+                committed.add(row[0])
+                in_links[row[1]] = 0
+                if final := _final(row, normalize):
+                    in_links[final] = 0
     with open(Path(out) / "edges.csv", newline="", encoding="utf-8") as f:
         reader = csv.reader(f)
         next(reader, None)
         for line in reader:
-            if len(line) == 3 and line[2] in in_links and line[0].isdigit() \
-                    and int(line[0]) in committed:
+            if len(line) == 3 and line[2] in in_links and line[0] in committed:
                 in_links[line[2]] += 1
     return in_links
+
+
+def _final(row: list[str], normalize) -> str:
+    """An index row's final URL normalized ("" for none): one equal to its
+    url is that already (normalizing is idempotent), and most are."""
+    url, final = row[1], row[2]
+    return final if final == url else (final and normalize(final))
 
 
 @contextmanager
