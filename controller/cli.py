@@ -10,6 +10,7 @@ with status 0.
 from __future__ import annotations
 
 import errno
+import importlib
 import json
 import os
 import signal
@@ -59,6 +60,9 @@ WAIT_FOR_CRAWL_POLL = 0.02   # how often a worker given --wait-for-crawl looks f
 
 # The commands that only read and print: their job is done when nobody reads on.
 PRINTING_COMMANDS = frozenset({"report", "export", "warc-index", "config", "status", "merge"})
+# Commands in modules of their own, loaded when named (or listed by --help):
+# a crawl's start does not load them.
+LAZY_COMMANDS = {"recrawl": "controller.recrawl_cli"}
 
 
 class Commands(click.Group):
@@ -78,6 +82,15 @@ class Commands(click.Group):
             if not any(gone):
                 raise
             ctx.exit(0)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *LAZY_COMMANDS})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in LAZY_COMMANDS and name not in self.commands:
+            # The module builds on this one's functions: it can only load once this one has.
+            self.add_command(getattr(importlib.import_module(LAZY_COMMANDS[name]), name))
+        return super().get_command(ctx, name)
 
 
 def say(message: str = "", *, err: bool = False, nl: bool = True) -> None:
@@ -1368,7 +1381,3 @@ def warc_index(path) -> None:
                    f"crawl); the index lists the whole records before it; crawler crawl --out "
                    f"DIR --resume removes it", err=True)
 
-
-from controller.recrawl_cli import recrawl  # noqa: E402 (it builds on the functions above)
-
-cli.add_command(recrawl)

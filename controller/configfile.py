@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import sys
-import tomllib
 from pathlib import Path
 
 import click
@@ -59,6 +58,7 @@ def option_params(command: click.Command) -> dict[str, click.Parameter]:
 def read_config(path: Path, command: click.Command, ctx: click.Context) -> dict[str, object]:
     """Parameter name -> value from a TOML file, converted and checked by the
     options' own types; ``seeds`` as a list of URLs."""
+    import tomllib   # loaded only for --config
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeError) as exc:

@@ -28,7 +28,6 @@ per-host politeness clocks live in one place and stay exact.
 """
 from __future__ import annotations
 
-import ctypes
 import multiprocessing
 import os
 import signal
@@ -322,6 +321,7 @@ def _die_with_parent() -> None:
     """On Linux, ask the kernel to kill this worker when its parent dies
     (a SIGKILLed crawl must not leave parser processes behind)."""
     if sys.platform.startswith("linux"):
+        import ctypes   # only a parser process needs it
         try:
             libc = ctypes.CDLL("libc.so.6", use_errno=True)
             libc.prctl(1, signal.SIGKILL)   # 1 = PR_SET_PDEATHSIG

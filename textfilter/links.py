@@ -29,7 +29,6 @@ from urllib.parse import urljoin, urlsplit
 from lxml import etree
 
 from textfilter.markup import without_surrogates
-from textfilter.regex_links import scan
 
 if TYPE_CHECKING:
     from bs4 import BeautifulSoup
@@ -82,6 +81,7 @@ def lxml_links(html: str) -> Links:
 
 
 def regex_links(html: str) -> Links:
+    from textfilter.regex_links import scan   # loaded only by the extractor that uses it
     return base_and_links(scan(html, URL_ATTRIBUTE))
 
 
