@@ -62,6 +62,8 @@ leaves it where the uninterrupted crawl had it.
 """
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 import random
 from array import array
@@ -144,10 +146,16 @@ class Order:
         n, 0: none) for a shared crawl's Redis."""
         return 0.0, 0.0, 0
 
+    def shared_draws(self) -> tuple[float, int]:
+        """(q0, seed) of a shared crawl's exploring draws: a lease takes a
+        ready host's best URL with probability q0, else one drawn in
+        proportion to its weight (q0 1: never drawn)."""
+        return 1.0, 0
+
     def shared_terms(self, urls: list[str], anchor: list[float], relevance: float | None,
-                     held: tuple[float, ...]) -> list[tuple[float, float, float]]:
-        """(add, best, aux) of each link of a page fetched in a shared crawl
-        (held: the page's own acc, best, aux when it was leased)."""
+                     held: tuple[float, ...], level: int) -> list[tuple[float, float, float]]:
+        """(add, best, aux) of each link of a page of ``level`` fetched in a
+        shared crawl (held: the page's own acc, best, aux when it was leased)."""
         raise NotImplementedError
 
     def stats(self) -> dict:
@@ -190,7 +198,7 @@ class Importance(Order):
     def shared_constants(self):
         return self.p["c"], 0.0, 0
 
-    def shared_terms(self, urls, anchor, relevance, held):
+    def shared_terms(self, urls, anchor, relevance, held, level):
         return [(self.p["a"], self.p["b"] * url_score(url), 0.0) for url in urls]
 
     def _pagerank(self) -> None:
@@ -276,7 +284,7 @@ class Opic(Order):
     def shared_constants(self):
         return 0.0, 1.0, 0   # the seeds share 1 each
 
-    def shared_terms(self, urls, anchor, relevance, held):
+    def shared_terms(self, urls, anchor, relevance, held, level):
         share = held[0] / (len(urls) + 1)
         return [(share, 0.0, 0.0)] * len(urls)
 
@@ -336,7 +344,7 @@ class BestFirst(Order):
     def _rescore(self, changed) -> None:
         self.frontier.rescore(changed)
 
-    def shared_terms(self, urls, anchor, relevance, held):
+    def shared_terms(self, urls, anchor, relevance, held, level):
         return [(0.0, self._coarse(self.link_score(a, relevance or 0.0)), 0.0) for a in anchor]
 
     def priority(self, item_id: int) -> float:
@@ -391,7 +399,7 @@ class Shark(BestFirst):
         super().added(item)
         self.inherited.append(0.0)
 
-    def shared_terms(self, urls, anchor, relevance, held):
+    def shared_terms(self, urls, anchor, relevance, held, level):
         relevance = relevance or 0.0
         inherit = self.p["delta"] * (relevance if relevance > self.p["threshold"] else held[2])
         gamma = self.p["gamma"]
@@ -417,9 +425,18 @@ class Aco(BestFirst):
     DEFAULTS = {**LINK_WEIGHTS, "alpha": 1.0, "beta": 2.0, "rho": 0.0,
                 "q0": 0.9, "tau0": 1.0, "seed": 0.0, "threshold": 0.0}
 
-    shared = False
-    shared_refusal = ("its pheromone is laid along each page's path back to its seed, through "
-                      "every partition, and its choices drawn from one generator")
+    # Shared, each link carries its weight (shared_terms) and the page's
+    # deposit goes on its own links: the trail into its children, the one
+    # step of the ant's path whose URLs the fetching worker has at hand. The
+    # rest of the path (the trail into its parent, grandparent ...) would
+    # raise waiting URLs of every partition for each page fetched: a write
+    # per ancestor's child per page, where every other order costs none.
+    @property
+    def shared(self) -> bool:
+        return not self.p["rho"]
+
+    shared_refusal = ("rho (evaporation) lowers the pheromone of every waiting URL, in every "
+                      "partition, with each page fetched anywhere; leave rho 0 (the default)")
 
     def __init__(self, params=None) -> None:
         super().__init__(params)
@@ -441,6 +458,19 @@ class Aco(BestFirst):
     def admits(self, anchor: float, relevance: float | None) -> bool:
         """The paper queues only links whose R(l) reaches the threshold."""
         return self.link_score(anchor, relevance or 0.0) >= self.p["threshold"]
+
+    def shared_draws(self):
+        return self.p["q0"], int(self.p["seed"])
+
+    def shared_terms(self, urls, anchor, relevance, held, level):
+        """best: the link's log weight, as priority's, with the trail into
+        this page as it is once this page's deposit is on it (with rho 0 the
+        trail one machine gives its children at this point: tau0 + C/D)."""
+        trail = self.p["tau0"] + (relevance or 0.0) / max(level, 1)
+        alpha, beta = self.p["alpha"], self.p["beta"]
+        return [(0.0, alpha * math.log(trail)
+                 + beta * math.log(max(self.link_score(a, relevance or 0.0), 1e-6)), 0.0)
+                for a in anchor]
 
     def page(self, item, targets, anchor, relevance) -> None:
         self._scale *= 1 - self.p["rho"]
@@ -492,9 +522,15 @@ class Aco(BestFirst):
 
     def choose(self, candidates: list[int]) -> int:
         """One of the candidate URLs, drawn in proportion to tau^alpha * eta^beta."""
-        logs = [self._log_weight(i) for i in candidates]
-        top = max(logs)
-        return self.rng.choices(range(len(candidates)), weights=[math.exp(x - top) for x in logs])[0]
+        return proportional_pick([self._log_weight(i) for i in candidates], self.rng.random())
+
+
+def proportional_pick(logs: list[float], u: float) -> int:
+    """The index drawn in proportion to exp(logs[i]) by the uniform u in
+    [0, 1), as random.choices draws (the shared crawl's Lua opick alike)."""
+    top = max(logs)
+    cumulative = list(itertools.accumulate(math.exp(x - top) for x in logs))
+    return bisect.bisect(cumulative, u * cumulative[-1], 0, len(logs) - 1)
 
 
 ORDERS = {cls.name: cls for cls in (Importance, Opic, BestFirst, BestNFirst, Shark, Aco)}
