@@ -48,10 +48,23 @@ same for every known page, is dropped: it leaves their order as it is);
 best-first: R(l) to best; shark: its score to best, the inherited score to
 aux; best-n-first: as best-first, a URL placed by its first score and its
 better ones applied every n pages acknowledged in its partition (the batch
-is a partition's, not the crawl's). What cannot be shared
-(``shared_refusal``): aco (its pheromone is laid along each page's path
-back to its seed, through every partition, and its choices are drawn from
-one generator), importance's pagerank_every (a PageRank of the whole graph).
+is a partition's, not the crawl's); aco: each link's log weight,
+alpha*log(trail) + beta*log(eta), to best (c 0), where the trail is the one
+into the link's page with that page's deposit on it, tau0 + C/D: the
+trail one machine gives the page's children at that point. A URL linked
+from several pages weighs as its best link (one machine: its first
+parent's trail times its best eta), and the deposit goes on the page's
+own links only, not along its path back to the seed: a later page's
+deposit raises no waiting URL of its ancestors' (on one machine it raises
+every waiting child of each page on its path). The exploring draw is made
+where the lease is, in Redis, by each partition's own generator seeded
+from seed and the partition: with probability 1 - q0 a lease takes one of
+the partition's ready hosts' best URLs drawn in proportion to its weight
+(as on one machine, among two hosts or more). A link below the threshold
+is not sent (one machine still lets it raise a known URL's eta). What
+cannot be shared (``shared_refusal``): aco's rho > 0 (evaporation lowers
+every waiting URL of every partition with each page fetched anywhere),
+importance's pagerank_every (a PageRank of the whole graph).
 
 Resuming: an order's state is a function of the pages it heard of, in the
 order it heard of them, and of nothing else (no clock, no thread), so
