@@ -79,10 +79,11 @@ def test_three_workers_in_an_order_give_the_one_machine_urls_and_levels(order, s
     assert report.returncode == 0, report.stderr
 
 
-def test_an_order_over_two_redis_servers_with_a_killed_worker_loses_nothing(site, tmp_path):
+@pytest.mark.parametrize("order", ("importance", "aco"))
+def test_an_order_over_two_redis_servers_with_a_killed_worker_loses_nothing(order, site, tmp_path):
     seed, truth, logs = site
     with RedisServer(tmp_path / "redis-a") as a, RedisServer(tmp_path / "redis-b") as b:
-        merged = shared_crawl(seed, [a.url, b.url], tmp_path, "importance", victim=True)
+        merged = shared_crawl(seed, [a.url, b.url], tmp_path, order, victim=True)
         status = cli("status", "--redis", a.url, "--redis", b.url, "--crawl-id", "t")
         assert status.returncode == 0 and "finished" in status.stdout
     assert levels(rows_of(merged)) == truth
