@@ -15,8 +15,10 @@ ready_at), its raised interval, hold-off and request sent
 closing (urllist.levels.Levels / close_levels, and SharedCrawl.advance over
 several partitions), when a shared crawl is finished
 (SharedCrawl.finished / summary), the exact-content verdict
-(textfilter.ContentSeen / content_first) and the URL fingerprint's seen-set
-layout (redisqueue.fingerprint / seen_key). The host -> partition hash is
+(textfilter.ContentSeen / content_first), the URL fingerprint's seen-set
+layout (redisqueue.fingerprint / seen_key), and aco's priority of a link
+(urllist.orders.Aco.priority / Aco.shared_terms and opriority) and its
+exploring draw in proportion to the weights (proportional_pick / opick). The host -> partition hash is
 Python's alone (partition_of): its table pins it, as every worker must
 compute it alike for the crawl's life.
 """

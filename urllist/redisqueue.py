@@ -12,7 +12,8 @@ Keys (``p`` = a partition's prefix):
                  limits, the partitions and this one's number)
   p settings     the crawl's settings as JSON (what `crawler worker` runs with)
   p state        next_id (URLs this partition queued), processed, leased; with
-                 several partitions and a budget: quota, got, returned
+                 several partitions and a budget: quota, got, returned; draw:
+                 the state of this partition's exploring draws (--order aco)
   p budget       (partition 0, several partitions) the page budget no partition
                  holds: free; sent:P, back:P (moved to and from partition P, in all)
   p levels       q:L, d:L: URLs of level L queued here, and acknowledged
@@ -773,8 +774,8 @@ end
 -- in urllist.ordered) scored by minus their priority; oe holds a waiting
 -- URL's entry, ov its order's terms ("acc\tbest\taux": acc sums what each
 -- link brought (importance's in-links times a, opic's cash), best is the
--- best link score (best-first, shark; importance's b*IL), aux the best
--- inherited score (shark)), oid a known URL's id by fingerprint (a link to
+-- best link score (best-first, shark; importance's b*IL; aco's log
+-- weight), aux the best inherited score (shark)), oid a known URL's id by fingerprint (a link to
 -- it may raise its score or lower its level). otime: hosts with waiting
 -- URLs by when they may start (a hint never later than the truth, as
 -- ready:L). No level barrier: a URL's level is the shortest path offered
