@@ -775,8 +775,8 @@ end
 -- URL's entry, ov its order's terms ("acc\tbest\taux": acc sums what each
 -- link brought (importance's in-links times a, opic's cash), best is the
 -- best link score (best-first, shark; importance's b*IL; aco's log
--- weight), aux the best inherited score (shark)), oid a known URL's id by fingerprint (a link to
--- it may raise its score or lower its level). otime: hosts with waiting
+-- weight), aux the best inherited score (shark)), oid a known URL's id by
+-- fingerprint (a link to it may raise its score or lower its level). otime: hosts with waiting
 -- URLs by when they may start (a hint never later than the truth, as
 -- ready:L). No level barrier: a URL's level is the shortest path offered
 -- so far, and the final levels are recomputed from the edges (crawler merge).
