@@ -77,6 +77,7 @@ from benchmarks.shared import (CRAWL_ID, PREFIX, StartError, Timed, frozen, star
 from benchmarks.shared import merge as merge_dirs  # noqa: E402
 from benchmarks.site import SiteSpec, ensure  # noqa: E402
 from redisserver import RedisServer  # noqa: E402
+from urllist.orders import make_order  # noqa: E402
 
 CRAWLER = str(REPO / ".venv" / "bin" / "crawler")
 SECTION_TITLE = "## Distributed crawl: workers sharing one crawl through Redis (issue 14)"
@@ -962,8 +963,8 @@ def main(names, pages, hosts, host_pages, delay, workers, processes, compare, si
     tree, source = _ours_source(ours_commit, work)
     tree = tree or REPO
     if order != "bfs":
-        crawl_args = shlex.join(["--order", order, *(["--topic", "page"] if order in ("best-first", "best-n-first", "shark")
-                                                      else [])]) + (" " + crawl_args if crawl_args else "")
+        topic = ["--topic", "page"] if make_order(order).needs_topic else []
+        crawl_args = shlex.join(["--order", order, *topic]) + (" " + crawl_args if crawl_args else "")
     settings = {n: replace(makers[n](), options=tuple(shlex.split(crawl_args)), source=tree)
                 for n in names.split(",")}
     plan = variants(_ints(workers), _ints(processes), _ints(compare), _ints(everysec), single_processes,

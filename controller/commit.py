@@ -426,14 +426,21 @@ class SharedCommit(Commit):
         crawl, item, digest = self.crawl, page.item, page.digest
         links = [(url, *trap_keys(url)) for url in digest.followed]
         if self.order is not None:
-            terms = self.order.shared_terms(list(digest.followed), list(
-                digest.link_relevance or (0.0,) * len(digest.followed)), digest.relevance,
-                crawl.frontier.terms_of(item.id))
-            links = [(*link, *term) for link, term in zip(links, terms)]
+            links = self.scored(links, digest, crawl.frontier.terms_of(item.id), item.level)
         judged = exact_key(digest.content_md5) if crawl.config.content_dedup != "off" else ""
         crawl.frontier.commit(item, judged, links, self.expands(item),
                               index_row(item, page.visit, digest, 0, NO_VERDICT),
                               then=lambda commit: self.judged(page, commit))
+
+    def scored(self, links: list[tuple], digest: Digest, held: tuple[float, ...],
+               level: int) -> list[tuple]:
+        """The links the order admits, each with its terms (Order.shared_terms)."""
+        order = self.order
+        anchor = digest.link_relevance or (0.0,) * len(links)
+        kept = [(link, a) for link, a in zip(links, anchor) if order.admits(a, digest.relevance)]
+        terms = order.shared_terms([link[0] for link, _ in kept], [a for _, a in kept],
+                                   digest.relevance, held, level)
+        return [(*link, *term) for (link, _), term in zip(kept, terms)]
 
     def judged(self, page: Page, commit) -> None:
         """Redis's answer, and the steps after it. Dropped if the lease was

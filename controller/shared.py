@@ -71,15 +71,15 @@ def create(crawl, config: CrawlConfig, lease_seconds: float | None = None) -> bo
                         pattern_cap=config.max_pattern_depth, order=order_constants(config))
 
 
-def order_constants(config: CrawlConfig) -> tuple[int, float, float] | None:
+def order_constants(config: CrawlConfig) -> tuple[int, float, float, int, float, int] | None:
     """Another --order than bfs: what its Redis needs of it (2: with
     --max-depth, which keeps each page's links for the closure, else 1;
-    Order.shared_constants)."""
+    Order.shared_constants, Order.shared_draws)."""
     if config.order == "bfs":
         return None
     from urllist.orders import make_order
-    return (2 if config.max_depth else 1,
-            *make_order(config.order, order_params(config)).shared_constants())
+    order = make_order(config.order, order_params(config))
+    return (2 if config.max_depth else 1, *order.shared_constants(), *order.shared_draws())
 
 
 def worker_config(settings: dict, out: Path, **own) -> CrawlConfig:

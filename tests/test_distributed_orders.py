@@ -15,7 +15,8 @@ from shortcutsite import shortcut_site
 from test_distributed import ROOT, cli, finish, kill_9, start, union_rows, wait_for, wait_rows
 from urllist.redisqueue import fingerprint, parse_entry, shared_over
 
-SHARED = ("importance", "opic", "best-first", "best-n-first", "shark")
+SHARED = ("importance", "opic", "best-first", "best-n-first", "shark", "aco")
+FOCUSED = ("best-first", "best-n-first", "shark", "aco")
 DELAY = 0.2   # the workers that join after the first still find work
 
 
@@ -26,7 +27,7 @@ def site():
 
 
 def options(order, depth=0):
-    topic = ["--topic", "host page"] if order in ("best-first", "best-n-first", "shark") else []
+    topic = ["--topic", "host page"] if order in FOCUSED else []
     return ["--order", order, "--scope", "any", "--max-depth", str(depth), "--max-pages", "0",
             "--delay", str(DELAY), "--quiet", *topic]
 
@@ -78,10 +79,11 @@ def test_three_workers_in_an_order_give_the_one_machine_urls_and_levels(order, s
     assert report.returncode == 0, report.stderr
 
 
-def test_an_order_over_two_redis_servers_with_a_killed_worker_loses_nothing(site, tmp_path):
+@pytest.mark.parametrize("order", ("importance", "aco"))
+def test_an_order_over_two_redis_servers_with_a_killed_worker_loses_nothing(order, site, tmp_path):
     seed, truth, logs = site
     with RedisServer(tmp_path / "redis-a") as a, RedisServer(tmp_path / "redis-b") as b:
-        merged = shared_crawl(seed, [a.url, b.url], tmp_path, "importance", victim=True)
+        merged = shared_crawl(seed, [a.url, b.url], tmp_path, order, victim=True)
         status = cli("status", "--redis", a.url, "--redis", b.url, "--crawl-id", "t")
         assert status.returncode == 0 and "finished" in status.stdout
     assert levels(rows_of(merged)) == truth
@@ -99,7 +101,7 @@ def test_max_depth_in_an_order_fetches_the_one_machine_pages(order, site, tmp_pa
 
 
 @pytest.mark.parametrize("order, extra, said", [
-    ("aco", (), "--order aco does not go with --redis: its pheromone"),
+    ("aco", ("--order-param", "rho=0.1"), "--order aco does not go with --redis: rho (evaporation)"),
     ("importance", ("--order-param", "pagerank_every=10"),
      "--order importance does not go with --redis: pagerank_every"),
 ])
@@ -166,3 +168,48 @@ def test_best_n_first_applies_a_better_score_with_its_partitions_next_batch(batc
                   *sent)
     leased = crawl.run("sync", "w", epoch, 4, 1, 0, 0)[1]
     assert [parse_entry(e)[0].url for e in leased] == [target(first)]
+
+
+def minstd(x):
+    """The shared crawl's exploring draws (the Lua odraw), modelled: the next
+    state and its uniform in [0, 1)."""
+    x = 48271 * x % 2147483647
+    return x, (x - 1) / 2147483646
+
+
+@pytest.mark.parametrize("q0, seed", [(1.0, 0), (0.5, 3), (0.0, 8)])
+def test_aco_leases_draw_from_their_partitions_generator(q0, seed, redis_server):
+    """S links to six hosts' URLs of falling weights, leased one a call: with
+    q0 = 1 best first; else each lease takes the best with probability q0,
+    or one drawn in proportion to the weights, as the partition's generator
+    (seeded from --order-param seed) draws: the lease order is the model's."""
+    crawl = shared_over([redis_server.url], "t")
+    assert crawl.create({}, [("http://s.test/", "s.test", "", "")], delay=0, per_host=1,
+                        max_pages=0, host_cap=0, query_cap=0, order=(1, 0.0, 0.0, 0, q0, seed))
+    epoch = crawl.run("join", "w")[2]
+    (entry,) = crawl.run("sync", "w", epoch, 1, 1, 0, 0)[1]
+    weights = {f"http://x{k}.test/": -0.5 * k for k in range(6)}
+    sent = [field for url, best in weights.items()
+            for field in (fingerprint(url), url[7:-1], "", "", f"{url}\t0\t{best!r}\t0")]
+    acked, leased = parse_entry(entry)[0].id, []
+    for seq in range(2, 8):
+        reply = crawl.run("sync", "w", epoch, seq, 1, 0, 0, acked, "", "", "", 1,
+                          len(sent) // 5 if seq == 2 else 0, *(sent if seq == 2 else ()))
+        item = parse_entry(reply[1][0])[0]
+        leased.append(item.url)
+        acked = item.id
+
+    from urllist.orders import proportional_pick
+    from urllist.redisqueue import draw_start
+    state, waiting, expected = draw_start(seed, 0), list(weights), []
+    while waiting:
+        pick = 0
+        if q0 < 1 and len(waiting) > 1:
+            state, u = minstd(state)
+            if u >= q0:
+                state, u = minstd(state)
+                pick = proportional_pick([weights[url] for url in waiting], u)
+        expected.append(waiting.pop(pick))
+    assert leased == expected
+    assert (leased == list(weights)) == (q0 == 1.0)
+    assert int(redis_server.client().hget(crawl.prefix + "state", "draw")) == state

@@ -487,7 +487,7 @@ def test_level_0_opens_if_the_crawls_maker_died_before_opening_it(redis_server):
     hosts = [named("127.0.0.1:80", part) for part in (0, 1)]
     for part in (1, 0):   # as SharedCrawl.create makes them, without the open that follows
         url = f"http://{hosts[part]}/"
-        shared.run("create", "{}", 0, 1, 0, 60_000, 0, 0, 0, 2, part, 0, 0, 0, 0,
+        shared.run("create", "{}", 0, 1, 0, 60_000, 0, 0, 0, 2, part, 0, 0, 0, 0, 1, 1,
                    fingerprint(url), hosts[part], "", "", url, part=part)
     assert shared.advance() == ((2,), False)
     assert [shared.client.lrange(part.prefix + "flags", 0, -1) for part in shared.parts] == \

@@ -245,8 +245,8 @@ def test_a_crawl_in_another_order_stopped_by_its_budget_goes_on_with_a_larger_on
 
 
 @pytest.mark.parametrize("option, said", [
-    (("--redis", "redis://127.0.0.1:9/0", "--order", "aco"),
-     "--order aco does not go with --redis: its pheromone"),
+    (("--redis", "redis://127.0.0.1:9/0", "--order", "aco", "--order-param", "rho=0.1"),
+     "--order aco does not go with --redis: rho (evaporation)"),
     (("--frontier-ram", "64"), "--order opic does not go with --frontier-ram: an order other than bfs keeps"),
 ])
 def test_an_order_with_what_it_cannot_use_is_refused_with_one_line_that_says_why(tmp_path, option, said):

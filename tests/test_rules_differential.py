@@ -15,8 +15,10 @@ ready_at), its raised interval, hold-off and request sent
 closing (urllist.levels.Levels / close_levels, and SharedCrawl.advance over
 several partitions), when a shared crawl is finished
 (SharedCrawl.finished / summary), the exact-content verdict
-(textfilter.ContentSeen / content_first) and the URL fingerprint's seen-set
-layout (redisqueue.fingerprint / seen_key). The host -> partition hash is
+(textfilter.ContentSeen / content_first), the URL fingerprint's seen-set
+layout (redisqueue.fingerprint / seen_key), and aco's priority of a link
+(urllist.orders.Aco.priority / Aco.shared_terms and opriority) and its
+exploring draw in proportion to the weights (proportional_pick / opick). The host -> partition hash is
 Python's alone (partition_of): its table pins it, as every worker must
 compute it alike for the crawl's life.
 """
@@ -387,3 +389,86 @@ PARTITIONS = {
 def test_host_partition(case):
     host, parts = case
     assert [partition_of(host, count) for count in (1, 2, 3, 6)] == parts
+
+
+# -- aco's priority of a link, shared --------------------------------------------
+# A page of level L and relevance C (--order aco, --order-param as given) links
+# to a new URL by an anchor of relevance A -> the URL's priority (the log of
+# tau^alpha * eta^beta), as the crawl of one machine ranks it
+# (urllist.orders.Aco.priority) and as the shared crawl's Lua does from the
+# terms the worker sends with the link (Aco.shared_terms, Lua opriority).
+ACO_PRIORITIES = {
+    "a relevant page at level 1": ({}, 1, 0.5, 0.5, -0.98083),
+    "deeper, a smaller deposit": ({}, 3, 0.6, 0.0, -2.22562),
+    "nothing relevant: eta's floor": ({}, 2, 0.0, 0.0, -27.63102),
+    "a seed's page deposits as level 1's": ({}, 0, 0.4, 0.2, -2.07147),
+    "alpha, beta, tau0 and the link weights": ({"alpha": "2", "beta": "1", "tau0": "0.5",
+                                                "h1": "1", "h2": "0"}, 1, 0.5, 0.8, -0.22314),
+}
+
+
+class Ready:
+    """Every host ready now: the one machine's frontier's view of politeness."""
+    def ready_at(self, host):
+        return 0.0
+
+    def try_start(self, host, now):
+        return True
+
+
+@pytest.mark.parametrize("case", ACO_PRIORITIES.values(), ids=ACO_PRIORITIES.keys())
+def test_aco_priority_of_a_link(client, case):
+    from urllist.ordered import OrderedFrontier
+    from urllist.orders import Aco
+    from urllist.queued import QueuedUrl
+    params, level, relevance, anchor, priority = case
+    order = Aco(params)
+    frontier = OrderedFrontier(lambda url: url.split("/")[2], Ready(), order)
+    order.bind(frontier)
+    seed = [QueuedUrl(0, "http://a/", 0, None)] if level else []   # the page's parent
+    page = QueuedUrl(len(seed), "http://a/p", level, 0 if level else None)
+    link = QueuedUrl(page.id + 1, "http://b/l", level + 1, page.id)
+    frontier.push([*seed, page, link])
+    order.page(page, [link.id], [anchor], relevance)
+    assert order.priority(link.id) == pytest.approx(priority, abs=1e-5)
+
+    (add, best, aux), = order.shared_terms([link.url], [anchor], relevance, (0.0, 0.0, 0.0), level)
+    set_cfg(client, delay=0, per_host=1, order=1, order_c=0)
+    entry = f"{link.id}\t{link.level}\t{page.id}\tb\t{link.url}"
+    got = lua(client, "return tostring(opriority(split(ARGV[1]), ARGV[2]))", entry,
+              f"{add!r}\t{best!r}\t{aux!r}")
+    assert float(got) == pytest.approx(priority, abs=1e-5)
+
+
+# -- aco's exploring draw --------------------------------------------------------
+# The candidates' log weights and a uniform u in [0, 1) -> the index drawn in
+# proportion to the weights: urllist.orders.proportional_pick (the crawl of one
+# machine, as random.choices draws) and the Lua opick (the shared crawl's lease).
+PICKS = {
+    "u within the first share": ([0.0, 0.0], 0.3, 0),
+    "u past the first share": ([0.0, 0.0], 0.7, 1),
+    "u on a boundary goes past it": ([0.0, 0.0], 0.5, 1),
+    "a heavier second": ([0.0, math.log(3)], 0.3, 1),
+    "three": ([0.0, math.log(2), 0.0], 0.5, 1),
+    "the last share": ([0.0, math.log(2), 0.0], 0.9, 2),
+    "a seed's priority leaves the others nothing": ([1e9, 0.0], 0.999, 0),
+}
+
+
+@pytest.mark.parametrize("case", PICKS.values(), ids=PICKS.keys())
+def test_aco_exploring_draw(client, case):
+    import random
+
+    from urllist.orders import proportional_pick
+    logs, u, index = case
+
+    class Fixed(random.Random):
+        def random(self):
+            return u
+
+    top = max(logs)
+    assert Fixed().choices(range(len(logs)), weights=[math.exp(x - top) for x in logs])[0] == index
+    assert proportional_pick(logs, u) == index
+    script = "local logs = {} for i = 2, #ARGV do logs[i - 1] = tonumber(ARGV[i]) end " \
+             "return opick(logs, tonumber(ARGV[1])) - 1"
+    assert lua(client, script, repr(u), *map(repr, logs)) == index

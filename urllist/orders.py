@@ -48,10 +48,23 @@ same for every known page, is dropped: it leaves their order as it is);
 best-first: R(l) to best; shark: its score to best, the inherited score to
 aux; best-n-first: as best-first, a URL placed by its first score and its
 better ones applied every n pages acknowledged in its partition (the batch
-is a partition's, not the crawl's). What cannot be shared
-(``shared_refusal``): aco (its pheromone is laid along each page's path
-back to its seed, through every partition, and its choices are drawn from
-one generator), importance's pagerank_every (a PageRank of the whole graph).
+is a partition's, not the crawl's); aco: each link's log weight,
+alpha*log(trail) + beta*log(eta), to best (c 0), where the trail is the one
+into the link's page with that page's deposit on it, tau0 + C/D: the
+trail one machine gives the page's children at that point. A URL linked
+from several pages weighs as its best link (one machine: its first
+parent's trail times its best eta), and the deposit goes on the page's
+own links only, not along its path back to the seed: a later page's
+deposit raises no waiting URL of its ancestors' (on one machine it raises
+every waiting child of each page on its path). The exploring draw is made
+where the lease is, in Redis, by each partition's own generator seeded
+from seed and the partition: with probability 1 - q0 a lease takes one of
+the partition's ready hosts' best URLs drawn in proportion to its weight
+(as on one machine, among two hosts or more). A link below the threshold
+is not sent (one machine still lets it raise a known URL's eta). What
+cannot be shared (``shared_refusal``): aco's rho > 0 (evaporation lowers
+every waiting URL of every partition with each page fetched anywhere),
+importance's pagerank_every (a PageRank of the whole graph).
 
 Resuming: an order's state is a function of the pages it heard of, in the
 order it heard of them, and of nothing else (no clock, no thread), so
@@ -62,6 +75,8 @@ leaves it where the uninterrupted crawl had it.
 """
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 import random
 from array import array
@@ -144,10 +159,16 @@ class Order:
         n, 0: none) for a shared crawl's Redis."""
         return 0.0, 0.0, 0
 
+    def shared_draws(self) -> tuple[float, int]:
+        """(q0, seed) of a shared crawl's exploring draws: a lease takes a
+        ready host's best URL with probability q0, else one drawn in
+        proportion to its weight (q0 1: never drawn)."""
+        return 1.0, 0
+
     def shared_terms(self, urls: list[str], anchor: list[float], relevance: float | None,
-                     held: tuple[float, ...]) -> list[tuple[float, float, float]]:
-        """(add, best, aux) of each link of a page fetched in a shared crawl
-        (held: the page's own acc, best, aux when it was leased)."""
+                     held: tuple[float, ...], level: int) -> list[tuple[float, float, float]]:
+        """(add, best, aux) of each link of a page of ``level`` fetched in a
+        shared crawl (held: the page's own acc, best, aux when it was leased)."""
         raise NotImplementedError
 
     def stats(self) -> dict:
@@ -190,7 +211,7 @@ class Importance(Order):
     def shared_constants(self):
         return self.p["c"], 0.0, 0
 
-    def shared_terms(self, urls, anchor, relevance, held):
+    def shared_terms(self, urls, anchor, relevance, held, level):
         return [(self.p["a"], self.p["b"] * url_score(url), 0.0) for url in urls]
 
     def _pagerank(self) -> None:
@@ -276,7 +297,7 @@ class Opic(Order):
     def shared_constants(self):
         return 0.0, 1.0, 0   # the seeds share 1 each
 
-    def shared_terms(self, urls, anchor, relevance, held):
+    def shared_terms(self, urls, anchor, relevance, held, level):
         share = held[0] / (len(urls) + 1)
         return [(share, 0.0, 0.0)] * len(urls)
 
@@ -336,7 +357,7 @@ class BestFirst(Order):
     def _rescore(self, changed) -> None:
         self.frontier.rescore(changed)
 
-    def shared_terms(self, urls, anchor, relevance, held):
+    def shared_terms(self, urls, anchor, relevance, held, level):
         return [(0.0, self._coarse(self.link_score(a, relevance or 0.0)), 0.0) for a in anchor]
 
     def priority(self, item_id: int) -> float:
@@ -391,7 +412,7 @@ class Shark(BestFirst):
         super().added(item)
         self.inherited.append(0.0)
 
-    def shared_terms(self, urls, anchor, relevance, held):
+    def shared_terms(self, urls, anchor, relevance, held, level):
         relevance = relevance or 0.0
         inherit = self.p["delta"] * (relevance if relevance > self.p["threshold"] else held[2])
         gamma = self.p["gamma"]
@@ -417,9 +438,18 @@ class Aco(BestFirst):
     DEFAULTS = {**LINK_WEIGHTS, "alpha": 1.0, "beta": 2.0, "rho": 0.0,
                 "q0": 0.9, "tau0": 1.0, "seed": 0.0, "threshold": 0.0}
 
-    shared = False
-    shared_refusal = ("its pheromone is laid along each page's path back to its seed, through "
-                      "every partition, and its choices drawn from one generator")
+    # Shared, each link carries its weight (shared_terms) and the page's
+    # deposit goes on its own links: the trail into its children, the one
+    # step of the ant's path whose URLs the fetching worker has at hand. The
+    # rest of the path (the trail into its parent, grandparent ...) would
+    # raise waiting URLs of every partition for each page fetched: a write
+    # per ancestor's child per page, where every other order costs none.
+    @property
+    def shared(self) -> bool:
+        return not self.p["rho"]
+
+    shared_refusal = ("rho (evaporation) lowers the pheromone of every waiting URL, in every "
+                      "partition, with each page fetched anywhere; leave rho 0 (the default)")
 
     def __init__(self, params=None) -> None:
         super().__init__(params)
@@ -441,6 +471,19 @@ class Aco(BestFirst):
     def admits(self, anchor: float, relevance: float | None) -> bool:
         """The paper queues only links whose R(l) reaches the threshold."""
         return self.link_score(anchor, relevance or 0.0) >= self.p["threshold"]
+
+    def shared_draws(self):
+        return self.p["q0"], int(self.p["seed"])
+
+    def shared_terms(self, urls, anchor, relevance, held, level):
+        """best: the link's log weight, as priority's, with the trail into
+        this page as it is once this page's deposit is on it (with rho 0 the
+        trail one machine gives its children at this point: tau0 + C/D)."""
+        trail = self.p["tau0"] + (relevance or 0.0) / max(level, 1)
+        alpha, beta = self.p["alpha"], self.p["beta"]
+        return [(0.0, alpha * math.log(trail)
+                 + beta * math.log(max(self.link_score(a, relevance or 0.0), 1e-6)), 0.0)
+                for a in anchor]
 
     def page(self, item, targets, anchor, relevance) -> None:
         self._scale *= 1 - self.p["rho"]
@@ -492,9 +535,15 @@ class Aco(BestFirst):
 
     def choose(self, candidates: list[int]) -> int:
         """One of the candidate URLs, drawn in proportion to tau^alpha * eta^beta."""
-        logs = [self._log_weight(i) for i in candidates]
-        top = max(logs)
-        return self.rng.choices(range(len(candidates)), weights=[math.exp(x - top) for x in logs])[0]
+        return proportional_pick([self._log_weight(i) for i in candidates], self.rng.random())
+
+
+def proportional_pick(logs: list[float], u: float) -> int:
+    """The index drawn in proportion to exp(logs[i]) by the uniform u in
+    [0, 1), as random.choices draws (the shared crawl's Lua opick alike)."""
+    top = max(logs)
+    cumulative = list(itertools.accumulate(math.exp(x - top) for x in logs))
+    return bisect.bisect(cumulative, u * cumulative[-1], 0, len(logs) - 1)
 
 
 ORDERS = {cls.name: cls for cls in (Importance, Opic, BestFirst, BestNFirst, Shark, Aco)}

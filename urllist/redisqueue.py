@@ -12,7 +12,8 @@ Keys (``p`` = a partition's prefix):
                  limits, the partitions and this one's number)
   p settings     the crawl's settings as JSON (what `crawler worker` runs with)
   p state        next_id (URLs this partition queued), processed, leased; with
-                 several partitions and a budget: quota, got, returned
+                 several partitions and a budget: quota, got, returned; draw:
+                 the state of this partition's exploring draws (--order aco)
   p budget       (partition 0, several partitions) the page budget no partition
                  holds: free; sent:P, back:P (moved to and from partition P, in all)
   p levels       q:L, d:L: URLs of level L queued here, and acknowledged
@@ -262,7 +263,8 @@ local p = KEYS[1]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local cfg = redis.call('HMGET', p .. 'cfg', 'delay', 'per_host', 'max_pages', 'lease', 'host_cap',
-                      'query_cap', 'pattern_cap', 'parts', 'part', 'order', 'order_c', 'order_n')
+                      'query_cap', 'pattern_cap', 'parts', 'part', 'order', 'order_c', 'order_n',
+                      'order_q0')
 local DELAY, PER_HOST, MAX_PAGES = tonumber(cfg[1]), tonumber(cfg[2]), tonumber(cfg[3])
 local LEASE, HOST_CAP, QUERY_CAP = tonumber(cfg[4]), tonumber(cfg[5]), tonumber(cfg[6])
 local PATTERN_CAP = tonumber(cfg[7]) or 0   -- levels below a pattern's first; 0 = no limit
@@ -272,6 +274,7 @@ local PARTS, PART = tonumber(cfg[8]) or 1, tonumber(cfg[9]) or 0   -- the crawl'
 local ORDERED, ORDER_C = cfg[10] == '1' or cfg[10] == '2', tonumber(cfg[11]) or 0
 local KEEP_LINKS = cfg[10] == '2'
 local BATCH = tonumber(cfg[12]) or 0   -- best-n-first's n: better scores applied every n pages
+local Q0 = tonumber(cfg[13]) or 1   -- aco's: a lease takes the best with probability Q0, else draws
 local INF = 1e15
 local HOLD_MS = 10000
 
@@ -771,9 +774,9 @@ end
 -- in urllist.ordered) scored by minus their priority; oe holds a waiting
 -- URL's entry, ov its order's terms ("acc\tbest\taux": acc sums what each
 -- link brought (importance's in-links times a, opic's cash), best is the
--- best link score (best-first, shark; importance's b*IL), aux the best
--- inherited score (shark)), oid a known URL's id by fingerprint (a link to
--- it may raise its score or lower its level). otime: hosts with waiting
+-- best link score (best-first, shark; importance's b*IL; aco's log
+-- weight), aux the best inherited score (shark)), oid a known URL's id by
+-- fingerprint (a link to it may raise its score or lower its level). otime: hosts with waiting
 -- URLs by when they may start (a hint never later than the truth, as
 -- ready:L). No level barrier: a URL's level is the shortest path offered
 -- so far, and the final levels are recomputed from the edges (crawler merge).
@@ -804,6 +807,43 @@ orequeue = function(entry)
   redis.call('ZADD', p .. 'otime', 0, f[4])
 end
 
+-- aco's exploring draws: the partition's own generator (MINSTD: exact in
+-- a double), its state in p state's draw. The pick is made here, among this
+-- partition's ready hosts, so the generator is where the pick is; one a
+-- worker would have to send its draws with every sync.
+local DRAW_M = 2147483647
+local function odraw(state)
+  state.x = math.fmod(48271 * state.x, DRAW_M)
+  return (state.x - 1) / (DRAW_M - 1)
+end
+
+-- The index drawn in proportion to exp(logs[i]) by the uniform u (as
+-- urllist.orders.proportional_pick: random.choices' rule).
+local function opick(logs, u)
+  local top = -math.huge
+  for _, x in ipairs(logs) do top = math.max(top, x) end
+  local cum, total = {}, 0
+  for i, x in ipairs(logs) do
+    total = total + math.exp(x - top)
+    cum[i] = total
+  end
+  local target = u * total
+  for i = 1, #logs - 1 do
+    if cum[i] > target then return i end
+  end
+  return #logs
+end
+
+-- Which of the ready candidates (best first) a lease takes: the best, or
+-- (Q0 < 1, two hosts or more, as OrderedFrontier._draw) with probability
+-- 1 - Q0 one drawn in proportion to its weight (priority = its log).
+local function ochoose(ready, state)
+  if Q0 >= 1 or #ready < 2 or odraw(state) < Q0 then return 1 end
+  local logs = {}
+  for i, c in ipairs(ready) do logs[i] = -c[1] end
+  return opick(logs, odraw(state))
+end
+
 -- Up to n URLs, the best first among the hosts that may start within
 -- AHEAD_MS (at most 4n + 16 of them looked at, the soonest ready), one a
 -- host per call, each with its slot taken: the order decides which,
@@ -825,8 +865,10 @@ olease = function(w, n, given)
     if a[1] ~= b[1] then return a[1] < b[1] end
     return a[2] < b[2]
   end)
-  for _, c in ipairs(ready) do
+  local state = {x = Q0 < 1 and #ready > 1 and state_num('draw')}
+  while #ready > 0 do
     if n <= 0 or limit_reached() then break end
+    local c = table.remove(ready, ochoose(ready, state))
     local id, h = tostring(tonumber(c[2])), c[3]
     redis.call('ZREM', p .. 'oq:' .. h, c[2])
     local entry = redis.call('HGET', p .. 'oe', id)
@@ -841,6 +883,7 @@ olease = function(w, n, given)
     redis.call('HINCRBY', p .. 'state', 'leased', 1)
     n = n - 1
   end
+  if state.x then redis.call('HSET', p .. 'state', 'draw', state.x) end
   if #fields > 0 then redis.call('HSET', p .. 'lease:' .. w, unpack(fields)) end
   return out, waits, {}, terms
 end
@@ -1429,7 +1472,9 @@ return 1
 # ARGV: settings JSON, delay ms, per_host, max_pages, lease ms, host cap,
 # query cap, pattern cap, partitions, this partition's number, order (1:
 # another than bfs; 2: with --max-depth), order_c (importance's c), a
-# seed's acc (opic: its cash), order_n (best-n-first's n), then (fingerprint, host, path-if-query, pattern-or-'', url) per seed of its
+# seed's acc (opic: its cash), order_n (best-n-first's n), order_q0 (aco's
+# q0; 1: no draws), the draws' first state (1 .. 2^31 - 2), then
+# (fingerprint, host, path-if-query, pattern-or-'', url) per seed of its
 # hosts. Seeds pass the seen-set and the trap limits as links do (a crawl of
 # one machine queues them through TrapGuard too). The seeds queued, or -1:
 # the crawl exists already.
@@ -1439,13 +1484,14 @@ redis.call('SET', p .. 'settings', ARGV[1])
 redis.call('HSET', p .. 'cfg', 'delay', ARGV[2], 'per_host', ARGV[3], 'max_pages', ARGV[4],
            'lease', ARGV[5], 'host_cap', ARGV[6], 'query_cap', ARGV[7],
            'pattern_cap', ARGV[8], 'parts', ARGV[9], 'part', ARGV[10], 'order', ARGV[11],
-           'order_c', ARGV[12], 'order_n', ARGV[14])
+           'order_c', ARGV[12], 'order_n', ARGV[14], 'order_q0', ARGV[15])
 HOST_CAP, QUERY_CAP, PATTERN_CAP = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 PARTS, PART = tonumber(ARGV[9]), tonumber(ARGV[10])
 ORDERED, KEEP_LINKS = ARGV[11] ~= '0', ARGV[11] == '2'
-redis.call('HSET', p .. 'state', 'next_id', 0, 'processed', 0, 'leased', 0, 'reclaimed', 0)
+redis.call('HSET', p .. 'state', 'next_id', 0, 'processed', 0, 'leased', 0, 'reclaimed', 0,
+           'draw', ARGV[16])
 local n = 0
-for i = 15, #ARGV, 5 do
+for i = 17, #ARGV, 5 do
   local h, path, pattern, url = ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
   if seen_add(ARGV[i]) == 1 and not trap_admit(h, path, pattern, 0) then
     local entry = new_id() .. '\t0\t\t' .. h .. '\t' .. url
@@ -1713,14 +1759,16 @@ class SharedCrawl:
     def create(self, settings: dict, seeds: Iterable[tuple[str, str, str, str]], *, delay: float,
                per_host: int, max_pages: int, host_cap: int, query_cap: int,
                lease_seconds: float = LEASE_SECONDS, pattern_cap: int = 0,
-               order: tuple[int, float, float, int] | None = None) -> bool:
+               order: tuple | None = None) -> bool:
         """Store a new crawl's settings and seeds ((url, host, path if it has
         a query or '', pattern or '')); False if a crawl with this id exists
         already. ``order``: another order than bfs, (2 with --max-depth, else
-        1; its c, a seed's acc, its batch: Order.shared_constants)."""
+        1; its c, a seed's acc, its batch: Order.shared_constants; then, if
+        it draws, its q0 and seed: Order.shared_draws)."""
         head = [json.dumps(settings), round(delay * 1000), per_host, max_pages,
                 round(lease_seconds * 1000), host_cap, query_cap, pattern_cap, self.count]
-        tail = list(order) if order else [0, 0, 0, 0]
+        mode, c, acc, batch, q0, seed = (*(order or (0, 0, 0, 0)), 1.0, 0)[:6]
+        tail = [mode, c, acc, batch, q0]
         seeds_of = [[] for _ in self.parts]
         for url, host, path, pattern in seeds:
             seeds_of[self.part_of(host)] += [fingerprint(url), host, path, pattern, url]
@@ -1729,7 +1777,8 @@ class SharedCrawl:
         total = 0
         # partition 0 last: workers take the crawl for made once it has its keys
         for part in reversed(range(self.count)):
-            made = int(self.run("create", *head, part, *tail, *seeds_of[part], part=part))
+            made = int(self.run("create", *head, part, *tail, draw_start(seed, part),
+                                *seeds_of[part], part=part))
             if made < 0:
                 return False
             total += made
@@ -3197,6 +3246,12 @@ class RedisFrontier:
     def written(self, item_id: int) -> None:
         """The row of item_id is in this worker's index.csv: Redis may forget it."""
         self._written.append(item_id)
+
+
+def draw_start(seed: int, part: int) -> int:
+    """The first state of partition part's exploring draws (the _PRELUDE's
+    odraw, MINSTD: 1 .. 2^31 - 2), each partition's its own."""
+    return (seed * 7919 + part) % 2147483646 + 1
 
 
 def _queued(offered) -> int:
