@@ -325,14 +325,27 @@ end
 
 -- urlfilter.TrapGuard's pattern rule: whether a URL of this pattern
 -- ('' = none) queued at level would be too deep below the pattern's first.
+-- A pattern's first level, read once a call (false: not seen yet).
+local PATTERN_FIRST = {}
+local function pattern_first(pattern)
+  local first = PATTERN_FIRST[pattern]
+  if first == nil then
+    first = tonumber(redis.call('HGET', p .. 'trap:pattern', pattern)) or false
+    PATTERN_FIRST[pattern] = first
+  end
+  return first
+end
+
 local function pattern_too_deep(pattern, level)
   if pattern == '' or PATTERN_CAP == 0 then return false end
-  local first = tonumber(redis.call('HGET', p .. 'trap:pattern', pattern) or level)
-  return level - first > PATTERN_CAP
+  return level - (pattern_first(pattern) or level) > PATTERN_CAP
 end
 
 local function count_pattern(pattern, level)
-  if pattern ~= '' and PATTERN_CAP > 0 then redis.call('HSETNX', p .. 'trap:pattern', pattern, level) end
+  if pattern ~= '' and PATTERN_CAP > 0 and not pattern_first(pattern) then
+    redis.call('HSETNX', p .. 'trap:pattern', pattern, level)
+    PATTERN_FIRST[pattern] = level
+  end
 end
 
 -- urlfilter.TrapGuard.admit: a new URL (host h, path if it has a query or
@@ -354,13 +367,26 @@ end
 
 -- textfilter.ContentSeen's exact verdict: the id of the first page with
 -- this text MD5, or -1 when id is the first ('' = no verdict asked).
+-- Read once a call (CONTENT, false: none), written once (offers_written).
+local CONTENT, CONTENT_NEW = {}, {}
+local function contents_read(md5s)
+  if #md5s == 0 then return end
+  local firsts = redis.call('HMGET', p .. 'content', unpack(md5s))
+  for i, md5 in ipairs(md5s) do CONTENT[md5] = firsts[i] or false end
+end
+
 local function content_first(md5, id)
   if md5 == '' then return -1 end
-  local first = redis.call('HGET', p .. 'content', md5)
+  if CONTENT[md5] == nil then contents_read({md5}) end
+  local first, own = CONTENT[md5], tostring(id)
   -- its own id: the page is done again (its lease was reclaimed after a
   -- verdict asked in a call of its own, with several partitions)
-  if first and first ~= tostring(id) then return tonumber(first) end
-  redis.call('HSET', p .. 'content', md5, id)
+  if first and first ~= own then return tonumber(first) end
+  if first ~= own then
+    CONTENT[md5] = own
+    CONTENT_NEW[#CONTENT_NEW + 1] = md5
+    CONTENT_NEW[#CONTENT_NEW + 1] = own
+  end
   return -1
 end
 
@@ -521,8 +547,58 @@ end
 -- An id unique over the crawl's partitions without a shared counter: the
 -- partition's own count of URLs, times the partitions, plus its number
 -- (with one partition, 0, 1, 2 ...).
+-- The count is read once a call and written once (offers_written).
+local NEXT_ID, NEXT_READ
 local function new_id()
-  return (redis.call('HINCRBY', p .. 'state', 'next_id', 1) - 1) * PARTS + PART
+  if not NEXT_ID then
+    NEXT_ID = state_num('next_id')
+    NEXT_READ = NEXT_ID
+  end
+  NEXT_ID = NEXT_ID + 1
+  return (NEXT_ID - 1) * PARTS + PART
+end
+
+-- What a call's offers queue, gathered so that it costs one command a
+-- queue, a ready set, a count (offers_written): entries by queue key, in
+-- order; hosts by level; URLs queued by level.
+local QUEUED = {keys = {}, entries = {}, hosts = {}, levels = {}}
+local function queue_new(level, h, entry)
+  local key = p .. 'q:' .. level .. ':' .. h
+  local list = QUEUED.entries[key]
+  if not list then
+    list = {}
+    QUEUED.entries[key] = list
+    QUEUED.keys[#QUEUED.keys + 1] = key
+    local hosts = QUEUED.hosts[level]
+    if not hosts then
+      hosts = {}
+      QUEUED.hosts[level] = hosts
+    end
+    if not hosts[h] then
+      hosts[h] = true
+      hosts[#hosts + 1] = 0
+      hosts[#hosts + 1] = h
+    end
+  end
+  list[#list + 1] = entry
+end
+
+-- Before anything reads the queues, the counts or the content verdicts.
+local function offers_written()
+  if NEXT_ID and NEXT_ID ~= NEXT_READ then
+    redis.call('HSET', p .. 'state', 'next_id', NEXT_ID)
+    NEXT_READ = NEXT_ID
+  end
+  for _, key in ipairs(QUEUED.keys) do redis.call('RPUSH', key, unpack(QUEUED.entries[key])) end
+  for level, hosts in pairs(QUEUED.hosts) do
+    redis.call('ZADD', p .. 'ready:' .. level, 'NX', unpack(hosts))
+  end
+  for level, k in pairs(QUEUED.levels) do redis.call('HINCRBY', p .. 'levels', 'q:' .. level, k) end
+  QUEUED = {keys = {}, entries = {}, hosts = {}, levels = {}}
+  if #CONTENT_NEW > 0 then
+    redis.call('HSET', p .. 'content', unpack(CONTENT_NEW))
+    CONTENT_NEW = {}
+  end
 end
 
 -- The design paper's flags: the next one once the open level is processed.
@@ -993,16 +1069,13 @@ local function offer_links(id, level, expand, at, links)
       else
         local nid = new_id()
         local entry = nid .. '\t' .. (level + 1) .. '\t' .. id .. '\t' .. h .. '\t' .. url
-        if not given_to_claimer(fp, nid, entry) then
-          redis.call('RPUSH', p .. 'q:' .. (level + 1) .. ':' .. h, entry)
-          redis.call('ZADD', p .. 'ready:' .. (level + 1), 'NX', 0, h)
-        end
+        if not given_to_claimer(fp, nid, entry) then queue_new(level + 1, h, entry) end
         new[#new + 1] = nid
         new[#new + 1] = url
       end
     end
   end
-  if #new > 0 then redis.call('HINCRBY', p .. 'levels', 'q:' .. (level + 1), #new / 2) end
+  if #new > 0 then QUEUED.levels[level + 1] = (QUEUED.levels[level + 1] or 0) + #new / 2 end
   return {new, {seen, host_full, query_full, beyond, #cut}, cut}
 end
 
@@ -1011,8 +1084,16 @@ end
 -- '' = none), its links of this partition (ARGV[at ...]) queued if new, and
 -- what its row needs from Redis kept until the worker has written it (the
 -- row is in its write-ahead; elsewhere: its new links other partitions queued).
+local LEASED = {}   -- a call's leases acknowledged, read at once (false: none)
+local function leases_read(w, ids)
+  if #ids == 0 then return end
+  local entries = redis.call('HMGET', p .. 'lease:' .. w, unpack(ids))
+  for i, id in ipairs(ids) do LEASED[id] = entries[i] or false end
+end
+
 local function ack(w, id, md5, dup, elsewhere, expand, at, links)
-  local entry = redis.call('HGET', p .. 'lease:' .. w, id)
+  if LEASED[id] == nil then leases_read(w, {id}) end
+  local entry = LEASED[id]
   if not entry then
     local done = redis.call('HGET', p .. 'rows:' .. w, id)
     if not done then return {-1} end
@@ -1020,7 +1101,7 @@ local function ack(w, id, md5, dup, elsewhere, expand, at, links)
     local f = split(done)
     return {tonumber(f[2]), {}, {0, 0, 0, 0, 0}, tonumber(f[1]), {}}
   end
-  local level = tonumber(split(entry)[2])
+  local level = tonumber(string.match(entry, '^[^\t]*\t([^\t]*)'))
   if ORDERED then redis.call('HDEL', p .. 'ov', id) end   -- its scores went with it (opic: its cash)
   ACKED.ids[#ACKED.ids + 1] = id
   ACKED.marks[#ACKED.marks + 1] = p .. 'lseen:' .. id
@@ -1036,6 +1117,7 @@ end
 
 -- The acknowledged leases dropped, their rows kept, the counts moved.
 local function acks_written(w)
+  offers_written()
   local k = #ACKED.ids
   if k == 0 then return end
   redis.call('HDEL', p .. 'lease:' .. w, unpack(ACKED.ids))
@@ -1090,7 +1172,15 @@ if releases > 0 then
     redis.call('HSET', ops, 'seq', seq)
   end
 end
-local acks, i = {}, 7 + 2 * releases
+local acks, ids, md5s, i = {}, {}, {}, 7 + 2 * releases
+while i <= #ARGV do   -- the leases and content verdicts the acknowledgements need, read at once
+  ids[#ids + 1] = ARGV[i]
+  if ARGV[i + 1] ~= '' and ARGV[i + 2] == '' then md5s[#md5s + 1] = ARGV[i + 1] end
+  i = i + 6 + 5 * tonumber(ARGV[i + 5])
+end
+leases_read(w, ids)
+contents_read(md5s)
+i = 7 + 2 * releases
 while i <= #ARGV do
   local links = tonumber(ARGV[i + 5])
   acks[#acks + 1] = ack(w, ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4] == '1', i + 6,
@@ -1346,6 +1436,7 @@ while i <= #ARGV do
   end
   i = i + 5 + 5 * links
 end
+offers_written()
 return out
 """
 
@@ -1356,6 +1447,7 @@ local w, epoch = ARGV[1], ARGV[2]
 if fenced(w, epoch) then return redis.error_reply('FENCED') end
 local out = {}
 for i = 3, #ARGV, 2 do out[#out + 1] = content_first(ARGV[i], ARGV[i + 1]) end
+offers_written()
 return out
 """
 
@@ -1448,6 +1540,7 @@ for i = 1, #ARGV, 2 do
     n = n + 1
   end
 end
+offers_written()
 if n > 0 then wake_idle() end
 return n
 """
@@ -1513,6 +1606,7 @@ redis.call('HSET', p .. 'levels', 'q:0', n)
 if PARTS > 1 and PART == 0 then redis.call('HSET', p .. 'budget', 'free', ARGV[4]) end
 -- with several partitions level 0 opens once every partition has its seeds (SharedCrawl.create)
 if PARTS == 1 then redis.call('RPUSH', p .. 'flags', n) end
+offers_written()
 return n
 """
 
