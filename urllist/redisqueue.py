@@ -686,9 +686,11 @@ local function first_ready()
 end
 
 -- The open level and the counts, not the flags: a worker reads the list
--- of flags itself, once each time the open level changes.
-local function summary()
-  local wait, level, first = -1, open_level(), first_ready()
+-- of flags itself, once each time the open level changes. first: first_ready()
+-- if the call has it already (nil: read here).
+local function summary(first)
+  local wait, level = -1, open_level()
+  if first == nil then first = first_ready() end
   if first then wait = math.max(0, first - now) end
   local state = redis.call('HMGET', p .. 'state', 'next_id', 'processed', 'leased')
   local leased, processed = tonumber(state[3]) or 0, tonumber(state[2]) or 0
@@ -708,13 +710,15 @@ end
 -- a lease reclaimed, a level opened) one idle worker is told when the next
 -- host a lease may take may start (ms from now), on its own list, which it
 -- waits on with BLPOP; the one told passes the word on with its own sync.
+-- Returns first_ready() if it read it (for summary), else nil.
 local function wake_idle()
   if redis.call('SCARD', p .. 'idle') == 0 then return end
   if PARTS > 1 and limit_reached() then return end   -- woken, it would lease nothing
   local first = first_ready()
-  if not first or first >= INF then return end
+  if not first or first >= INF then return first end
   local idle = redis.call('SPOP', p .. 'idle')
   redis.call('RPUSH', p .. 'wake:' .. idle, math.max(0, first - now))
+  return first
 end
 
 -- Whether a slot given back may go straight to the host's next URL: the
@@ -1192,11 +1196,11 @@ if #acks > 0 then close_levels() end
 if retry then n = 0 end   -- the lost reply held its URLs: the worker's resync gives them back
 local out, waits, later, terms = lease(w, n, given, ahead)
 for _, h in ipairs(later) do hint(h) end
-wake_idle()   -- another worker: this one asks again when it will
+local first = wake_idle()   -- another worker: this one asks again when it will
 if #out < n then redis.call('SADD', p .. 'idle', w) end
 local given = redis.call('LRANGE', p .. 'given:' .. w, 0, -1)
 if #given > 0 then redis.call('DEL', p .. 'given:' .. w) end
-return {acks, out, summary(), waits, terms or {}, given}
+return {acks, out, summary(first), waits, terms or {}, given}
 """
 
 # Once a second, a worker's bookkeeping (its heartbeat thread). ARGV:
