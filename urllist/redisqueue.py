@@ -1224,12 +1224,12 @@ for i = 5, sep - 1, 1000 do
 end
 for i = sep + 1, #ARGV do redis.call('DEL', p .. 'lseen:' .. ARGV[i]) end
 reclaim_expired()
-wake_idle()
+local first = wake_idle()
 count_pages(w, pages)
 local speed = weight(w)
 local cap = threads
 if speed then cap = math.max(2, math.ceil(speed * HOLD_MS / 1000)) end
-return {cap, summary()}
+return {cap, summary(first)}
 """
 
 # ARGV: worker, epoch, id, its level, fingerprint, host, path-if-query,
