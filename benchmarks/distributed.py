@@ -636,6 +636,13 @@ def profile_table(run: Run) -> str:
     return markdown_table(("client call", "per page", "µs/call", "µs/page"), cells)
 
 
+def inner_table(run: Run) -> str:
+    """The commands the scripts ran, by name, per page, most first: where to cut Lua work."""
+    counts = sorted(run.profile["inner"].items(), key=lambda item: -item[1])
+    return markdown_table(("command inside the scripts", "per page"),
+                          [(name, f"{run.per_page(n):.2f}") for name, n in counts])
+
+
 def _times(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f}×"
 
@@ -809,7 +816,9 @@ def section(result: dict) -> str:
         *(part for r in profiled for part in (
             f"Profile of one run, {r.setting}, {r.variant} (every command logged; "
             f"{r.profile['lost']} log entries lost): who calls what per page",
-            "", profile_table(r), "")),
+            "", profile_table(r), "",
+            "<details><summary>the commands inside the scripts, by name</summary>", "",
+            inner_table(r), "", "</details>", "")),
         "Redis memory: the seen set (MEMORY USAGE / SCARD after the crawl), the queue lists "
         "(MEMORY USAGE of every q:* list / their length, at the largest sample of the profile run), "
         "used_memory and the AOF after the crawl:", "",
