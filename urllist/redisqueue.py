@@ -710,11 +710,12 @@ end
 -- a lease reclaimed, a level opened) one idle worker is told when the next
 -- host a lease may take may start (ms from now), on its own list, which it
 -- waits on with BLPOP; the one told passes the word on with its own sync.
--- Returns first_ready() if it read it (for summary), else nil.
+-- Returns first_ready() if it read it (false: no host queued), for summary;
+-- nil if it did not read it.
 local function wake_idle()
   if redis.call('SCARD', p .. 'idle') == 0 then return end
   if PARTS > 1 and limit_reached() then return end   -- woken, it would lease nothing
-  local first = first_ready()
+  local first = first_ready() or false
   if not first or first >= INF then return first end
   local idle = redis.call('SPOP', p .. 'idle')
   redis.call('RPUSH', p .. 'wake:' .. idle, math.max(0, first - now))
