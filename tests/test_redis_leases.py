@@ -8,8 +8,8 @@ import time
 import pytest
 
 from getpage.politeness import Cancelled
-from urllist.redisqueue import (RedisFrontier, RedisGate, SharedCrawl, WorkerFenced, connect,
-                                fingerprint)
+from urllist.redisqueue import (CHAIN_URLS, RedisFrontier, RedisGate, SharedCrawl, WorkerFenced,
+                                connect, fingerprint)
 
 A, B = "127.0.0.1:8001", "127.0.0.1:8002"   # two hosts' keys
 
@@ -250,6 +250,23 @@ def test_a_dead_workers_chain_goes_back_whole(redis_server):
     gate_o.release(A)
     assert len(other.pop(4, gate_o.clock())) == 1
     assert shared.client.llen(shared.prefix + f"q:0:{A}") == 0
+
+
+def test_a_chain_runs_past_the_free_threads_and_a_dead_workers_goes_back_whole(redis_server):
+    """A host of one slot and no interval leases a worker of 4 threads a
+    chain of CHAIN_URLS of its URLs in one call (they go one after another
+    whoever holds the slot); a dead worker's chain is leased again whole."""
+    shared = crawl_of(redis_server, seeds=[(A, f"/{i}") for i in range(1, 21)])
+    queued = shared.prefix + f"q:0:{A}"
+    gate, worker = joined(shared, "w")
+    (first,) = worker.pop(4, gate.clock())
+    assert (shared.status()["leased"], shared.client.llen(queued)) == (CHAIN_URLS, 20 - CHAIN_URLS)
+    assert fl(shared, A) == 1
+    taken_for_dead(shared, "w")
+    gate_o, other = joined(shared, "other")
+    assert len(other.pop(4, gate_o.clock())) == 1
+    assert (shared.status()["leased"], shared.client.llen(queued)) == (CHAIN_URLS, 20 - CHAIN_URLS)
+    assert fl(shared, A) == 1
 
 
 def test_pages_of_different_hosts_done_in_one_turn_are_acknowledged_in_one_call(redis_server):

@@ -87,9 +87,10 @@ gives it back. The chain's acknowledgements are held back until its last
 page is done (at most HOLD_ACKS_SECONDS) and go, with the slot, in one sync
 that leases the next chain. Pages of different hosts done in the same turn
 of the worker's crawl loop go together too: an acknowledgement waits for
-the loop's next ``pop``. A chain is at most the URLs the worker asks for
-(its free threads), so a dead worker holds no more than a lease of a URL a
-thread would. At a delay no chain is leased: there the host's pages/s are
+the loop's next ``pop``. A chain may run past the worker's free threads,
+to CHAIN_URLS URLs: under one slot the host's pages go one after another
+whoever holds it, so the length costs no speed, and a dead worker's chain
+is fetched again as any reclaimed lease is. At a delay no chain is leased: there the host's pages/s are
 bounded by politeness, not Redis, and holding acknowledgements back for a
 chain's intervals would hold the level barrier back too.
 
@@ -215,6 +216,12 @@ LEASE_SECONDS = 60.0       # a worker silent this long has died: its URLs go to 
 POLL_SECONDS = 0.05        # how soon a retry or redirect waiting for its host asks the gate again
 IDLE_SECONDS = 1.0         # an idle worker not told otherwise asks again after this long
 AHEAD_MS = 100             # a lease takes a host's slot this long before it may start, at most
+# A chain (a host of one slot and no interval) may run past the worker's free
+# threads up to this many URLs: its pages go one after another under the one
+# slot whoever holds it, so a longer chain costs no speed, only what a dead
+# worker's lease holds (refetched); and each sync costs about as much as 5-8 pages'
+# share of it (benchmarks/RESULTS.md, "Longer chains").
+CHAIN_URLS = 16
 HOLD_ACKS_SECONDS = 0.25   # a page's acknowledgement waits this long for its chain's others, at most
 # A request slot given back waits for the page's acknowledgement (to share its
 # sync) at most this share of the delay, and never past AHEAD_MS before the
@@ -740,7 +747,7 @@ end
 -- again, whose ready hints are still to be set.
 -- A host with one request slot and no interval passes it on to its next
 -- URL with no wait: once every ready host has given one URL, such hosts
--- give w more under their one slot (a chain, while n lasts), each with
+-- give w more under their one slot (a chain, up to CHAIN_URLS in the call), each with
 -- wait -1: fetched by w one after another, each behind the one before, so
 -- that several pages share one call. The slot stays taken here until w
 -- gives it back after the chain's last request: no other worker's request
@@ -827,8 +834,8 @@ local function lease(w, n, given, ahead)
       end
     end
   end
-  local room = n
-  if MAX_PAGES > 0 then room = math.min(n, allowed() - state_num('leased') - state_num('processed')) end
+  local room = n > 0 and math.max(n, CHAIN_URLS - #out) or 0
+  if MAX_PAGES > 0 then room = math.min(room, allowed() - state_num('leased') - state_num('processed')) end
   if room > 0 and #chainable > 0 then
     local chained = 0
     for i = 1, #chainable do   -- the URLs left over, shared among the chains
@@ -1142,7 +1149,7 @@ local function acks_written(w)
   end
 end
 """.replace("WINDOW_MS", str(WINDOW_MS)).replace("TICK_MS", str(round(TICK_SECONDS * 1000))) \
-    .replace("AHEAD_MS", str(AHEAD_MS))
+    .replace("AHEAD_MS", str(AHEAD_MS)).replace("CHAIN_URLS", str(CHAIN_URLS))
 
 # A worker's one call per page. ARGV: worker, epoch, seq, n (URLs wanted),
 # ahead (of them, URLs of the next level it may take: fetch-ahead), the
