@@ -269,6 +269,22 @@ def test_a_chain_runs_past_the_free_threads_and_a_dead_workers_goes_back_whole(r
     assert fl(shared, A) == 1
 
 
+def test_an_idle_worker_does_not_poll_for_a_host_whose_open_level_goes_first(redis_server):
+    """A host's URL of the next level waits behind its URLs of the open
+    level: a worker that may not fetch ahead, finding nothing to lease, is
+    not told to ask again at once (it would ask on every turn of its loop)."""
+    shared = crawl_of(redis_server, seeds=[(A, f"/{i}") for i in range(1, 21)])
+    gate, worker = joined(shared, "w")
+    (first,) = worker.pop(4, gate.clock())   # a chain; A's other level-0 URLs stay queued
+    worker.commit(first, "", [(f"http://{A}/next", A, "", "")], True, {})   # level 1, behind them
+    gate_o, other = joined(shared, "other")
+    assert other.pop(4, gate_o.clock()) == []   # A's one slot is the chain's
+    calls = script_calls(shared)
+    for _ in range(3):
+        assert other.pop(4, gate_o.clock()) == []
+    assert script_calls(shared) == calls
+
+
 def test_pages_of_different_hosts_done_in_one_turn_are_acknowledged_in_one_call(redis_server):
     shared = crawl_of(redis_server)
     gate, worker = joined(shared, "w")

@@ -598,6 +598,11 @@ local function offers_written()
   end
   for _, key in ipairs(QUEUED.keys) do redis.call('RPUSH', key, unpack(QUEUED.entries[key])) end
   for level, hosts in pairs(QUEUED.hosts) do
+    if level == open_level() + 1 then   -- a host's open-level URLs go first (requeued lowers this)
+      for i = 2, #hosts, 2 do
+        if redis.call('EXISTS', p .. 'q:' .. (level - 1) .. ':' .. hosts[i]) == 1 then hosts[i - 1] = INF end
+      end
+    end
     redis.call('ZADD', p .. 'ready:' .. level, 'NX', unpack(hosts))
   end
   for level, k in pairs(QUEUED.levels) do redis.call('HINCRBY', p .. 'levels', 'q:' .. level, k) end
