@@ -21,6 +21,8 @@ def main() -> None:
     received: list[int] = []
     held = _hold(received)
     try:
+        from getpage import tlsbundle
+        tlsbundle.check_ahead()   # the environment's CA bundle, checked while the rest loads
         from controller.cli import main as run
     except KeyboardInterrupt:   # one that came before the signals were held
         received.append(signal.SIGINT)

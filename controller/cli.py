@@ -37,7 +37,7 @@ from controller.readers.summary import level_table, summary_lines
 from controller.store import OutputError
 from getpage.pacing import DEFAULT_MAX_DELAY, DEFAULT_MIN_DELAY
 from getpage.proxies import ProxyRules
-from getpage.transport import CA_BUNDLE_VARIABLES, tls_verification
+from getpage.tlsbundle import CA_BUNDLE_VARIABLES, tls_verification
 from textfilter import EXTRACTORS
 from urlfilter import SEEN_ALGORITHMS
 

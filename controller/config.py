@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import ssl
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from getpage.cookies import load_cookie_file
 from getpage.pacing import DEFAULT_MAX_DELAY, DEFAULT_MIN_DELAY
 from getpage.headers import is_secret_header, parse_header
 from getpage.proxies import missing_password, parse_proxy, without_password
+from getpage.tlsbundle import problem as ca_bundle_problem
 from textfilter import EXTRACTORS
 from urlfilter import SCOPES, SEEN_ALGORITHMS, check_drop_param, normalize
 from urllist.orders import NAMES as ORDER_NAMES
@@ -453,17 +453,6 @@ def _proxy_problem(config: CrawlConfig) -> str:
         return (f"--proxy {config.proxy} names the user {proxy.username!r} but no password (a crawl "
                 f"never saves the proxy's password): give it again, --proxy "
                 f"{config.proxy.replace('@', ':PASSWORD@', 1)}")
-    return ""
-
-
-def ca_bundle_problem(path: str) -> str:
-    """What keeps ``path`` from being used as a CA bundle; "" if nothing."""
-    try:
-        ssl.create_default_context(cafile=path)
-    except ssl.SSLError:   # an OSError too: first
-        return f"{path!r} holds no PEM certificate; give a PEM file of CA certificates"
-    except OSError as exc:
-        return f"{path!r} cannot be read ({exc.strerror or exc}); give a PEM file of CA certificates"
     return ""
 
 

@@ -80,7 +80,8 @@ from .robots import (
 )
 from .proxies import ProxyRules
 from .sniff import SNIFF_BYTES, binary_bytes, binary_text, looks_like_html
-from .transport import Transport, tls_verification
+from .tlsbundle import tls_verification
+from .transport import Transport
 
 CHUNK_BYTES = 64 * 1024
 # Bodies of redirects and error pages up to this size are read and thrown

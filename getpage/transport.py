@@ -73,7 +73,6 @@ import os
 import re
 import socket
 import threading
-from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -108,8 +107,6 @@ IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELET
 # Where a CA bundle may come from besides --ca-certificate, in this order:
 # requests' own two variables, then OpenSSL's (curl reads it, and so does
 # wget through OpenSSL).
-CA_BUNDLE_VARIABLES = ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE")
-
 # A path and query that requests and urllib3 send as they are: RFC 3986
 # unreserved characters and sub-delims, ":", "@", "/", "?", and escapes in
 # upper case (both libraries upper-case the hex digits) ...
@@ -285,21 +282,6 @@ def _absolute_form(url: str, target: str) -> str:
     then the path and query in wire form."""
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc}{target}"
-
-
-def tls_verification(check_certificate: bool, ca_certificate: str,
-                     environ: Mapping[str, str]) -> bool | str:
-    """What the session verifies TLS certificates with: False (not at all),
-    a CA bundle's path (``--ca-certificate``, else the first of
-    CA_BUNDLE_VARIABLES set in ``environ``), or True (certifi's CAs)."""
-    if not check_certificate:
-        return False
-    if ca_certificate:
-        return ca_certificate
-    for name in CA_BUNDLE_VARIABLES:
-        if environ.get(name):
-            return environ[name]
-    return True
 
 
 def wire_target(url: str) -> str | None:
