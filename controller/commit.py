@@ -37,7 +37,7 @@ from controller.admission import trap_keys
 from controller.config import order_params
 from controller.digest import Digest, DigestJob
 from controller.localfailure import LocalFailure
-from controller.resume import JOURNAL_FILE, STATE_DIR, PreviousCrawl, beyond_depth
+from controller.resume import JOURNAL_FILE, STATE_DIR, PreviousCrawl, beyond_depth, remove_page_files
 from controller.shared import WORKER_ID_FILE, announce, worker_stats
 from controller.stats import build_stats
 from controller.store import OutputError
@@ -401,6 +401,7 @@ class SharedCommit(Commit):
     def __init__(self, crawl) -> None:
         super().__init__(crawl)
         self.local_ids: set[int] = set()   # ids of the rows this directory holds already
+        self.pending: frozenset = frozenset()   # rows of the write-ahead, committed or not
         config = crawl.config
         # another --order: each link goes with its terms (urllist/orders.py, "Shared")
         self.order = None if config.order == "bfs" else make_order(config.order,
@@ -480,8 +481,10 @@ class SharedCommit(Commit):
         self.crawl.frontier.written(page.item.id)
 
     def restore(self, previous: PreviousCrawl) -> None:
-        """Redis holds the queue and the seen-set: only which rows are here."""
+        """Redis holds the queue and the seen-set: only which rows are here,
+        and which may be committed without being here yet (``join``)."""
         self.local_ids = previous.done_ids
+        self.pending = previous.pending
 
     def join(self) -> None:
         """Join the shared crawl: whatever this worker id held before (it was
@@ -498,6 +501,8 @@ class SharedCommit(Commit):
             crawl.trace.start(crawl.config.seeds)
         for item_id in sorted(set(rows) - self.local_ids):
             self._recover_row(*rows[item_id])
+        remove_page_files(crawl.config.out, lambda item_id: item_id in self.pending
+                          and item_id not in rows and item_id not in self.local_ids)
         for item_id in rows:
             crawl.frontier.written(item_id)
         crawl.tally.skipped["released-on-join"] += freed

@@ -110,7 +110,7 @@ class Crawl:
 
     def _open(self, config: CrawlConfig, fetcher, resume: bool, mode) -> None:
         # Read (and tidy) what a stopped crawl left before any file is reopened.
-        previous = load_previous(config.out, config.max_depth) if resume else None
+        previous = load_previous(config.out, config.max_depth, mode.pending(config)) if resume else None
         self.config = config
         self.resumed = resume
         self.rules = wiring.url_rules(config)

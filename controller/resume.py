@@ -49,6 +49,7 @@ class PreviousCrawl:
     done_ids: set[int]
     warc_responses: dict    # page id -> its final WARC response, for revisits (see controller/warc.py)
     deepest: set = frozenset()   # committed pages at --max-depth: their links were seen, never queued
+    pending: frozenset = frozenset()   # rows not in index.csv that may be committed (Mode.pending)
 
     def rows(self):
         return committed_rows(self.out)
@@ -210,9 +211,12 @@ def missing_secrets(saved: dict, config: CrawlConfig) -> str:
             f"{'it' if len(missing) == 1 else 'them'}")
 
 
-def load_previous(out: Path, max_depth: int = 0) -> PreviousCrawl:
+def load_previous(out: Path, max_depth: int = 0, pending: frozenset = frozenset()) -> PreviousCrawl:
     """Committed rows of index.csv (a torn last line is cut off) and edges of
-    those rows; with ``max_depth``, the ids of the pages at that depth."""
+    those rows; with ``max_depth``, the ids of the pages at that depth.
+    ``pending``: pages whose rows are not in index.csv but may be committed
+    (a shared crawl's worker learns which from Redis when it joins): their
+    files stay until then (remove_page_files)."""
     cut_torn_line(out / "index.csv")
     done, deepest = set(), set()
     for row in committed_rows(out):
@@ -220,13 +224,13 @@ def load_previous(out: Path, max_depth: int = 0) -> PreviousCrawl:
         if max_depth and row["level"] == str(max_depth) and not row["duplicate_of"]:
             deepest.add(int(row["id"]))
     _keep_edges_of(out / "edges.csv", done)
-    _remove_uncommitted_files(out, done)
+    remove_page_files(out, lambda item_id: item_id not in done and item_id not in pending)
     keep_extracted_rows_of(out, done)
     warc_responses: dict = {}
     if (out / WARC_FILE).exists():
         from controller.warc import trim   # warcio: loaded only for --warc crawls
         trim(out / WARC_FILE, done, warc_responses)
-    return PreviousCrawl(out, done, warc_responses, deepest)
+    return PreviousCrawl(out, done, warc_responses, deepest, frozenset(pending))
 
 
 def _difference(saved: dict, config: CrawlConfig) -> str:
@@ -282,13 +286,14 @@ def beyond_depth(out: Path, deepest: set[int]):
                 yield row[2]
 
 
-def _remove_uncommitted_files(out: Path, done: set[int]) -> None:
-    """pages/<id>.html and text/<id>.txt of pages without a row: a parser
-    process wrote them before a kill. The refetch writes them again; if it
-    fails instead, no file should be left that no row points at."""
+def remove_page_files(out: Path, uncommitted) -> None:
+    """pages/<id>.html and text/<id>.txt of the pages ``uncommitted(id)``
+    says have no row: a parser process wrote them before a kill. The
+    refetch writes them again; if it fails instead, no file should be left
+    that no row points at."""
     for folder, suffix in (("pages", ".html"), ("text", ".txt")):
         for path in (out / folder).glob(f"*{suffix}"):
-            if path.stem.isdigit() and int(path.stem) not in done:
+            if path.stem.isdigit() and uncommitted(int(path.stem)):
                 path.unlink()
 
 

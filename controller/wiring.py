@@ -55,11 +55,21 @@ SPECULATE_PER_WORKER = 8
 class Mode:
     """What makes one kind of crawl differ from another, for the loop: its
     admission and its commit, each built with the crawl (``admission(crawl)``),
-    and what resuming it gives once it is finished (``finished(config)``:
-    its stats, so that nothing is done; None: it goes on)."""
+    what resuming it gives once it is finished (``finished(config)``:
+    its stats, so that nothing is done; None: it goes on), and the ids of
+    rows a stopped run left that may still be committed (``pending(config)``:
+    their pages' files are kept until the commit knows)."""
     admission: Callable
     commit: Callable
     finished: Callable = finished_crawl
+    pending: Callable = lambda config: frozenset()   # one machine's rows are all in index.csv
+
+
+def rows_ahead(config: CrawlConfig) -> frozenset:
+    """A shared crawl's worker: the rows in its write-ahead file, which Redis
+    may have committed (the worker writes those when it joins)."""
+    from urllist.redisqueue import WriteAhead
+    return frozenset(WriteAhead(config.out / STATE_DIR / AHEAD_FILE).read())
 
 
 def goes_on(config: CrawlConfig) -> None:
@@ -73,7 +83,7 @@ def mode(config: CrawlConfig, shared=None) -> Mode:
     worker of a crawl in Redis. A recrawl pass brings its own
     (controller/revisits.py)."""
     if shared is not None:
-        return Mode(SharedAdmission, SharedCommit, finished=goes_on)
+        return Mode(SharedAdmission, SharedCommit, finished=goes_on, pending=rows_ahead)
     if config.order != "bfs":
         return Mode(Admission, OrderedCommit)
     return Mode(Admission, Commit)

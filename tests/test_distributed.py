@@ -463,7 +463,8 @@ def test_a_row_committed_but_not_written_is_written_when_the_worker_comes_back(
     write-ahead file, its commit in Redis, as a kill -9 there would leave
     them; the same worker, started again, writes it. A row in the write-ahead
     whose page Redis never took (killed before the acknowledgement) is not
-    written: another worker fetches that URL again."""
+    written, nor are its files kept: another worker fetches that URL again.
+    The written row's page files are kept through the restart."""
     from controller.resume import STATE_DIR
     from controller.shared import default_worker_id
     from controller.wiring import AHEAD_FILE
@@ -478,11 +479,17 @@ def test_a_row_committed_but_not_written_is_written_when_the_worker_comes_back(
     (out / STATE_DIR / AHEAD_FILE).write_text(
         f"{row['id']}\t{json.dumps(row)}\n{never_taken['id']}\t{json.dumps(never_taken)}\n",
         encoding="utf-8")
+    html = (out / row["html_path"]).read_bytes()   # written before the commit, as a parser does
+    stray = [out / "pages" / f"{never_taken['id']}.html", out / "text" / f"{never_taken['id']}.txt"]
+    for path in stray:
+        path.write_text("a page Redis never took", encoding="utf-8")
     client = redis.Redis.from_url(redis_server.url)
     client.hset(f"crawl:{{t}}:rows:{default_worker_id(out)}", row["id"], f"{row['new_links']}\t-1")
     finish([start(worker(redis_server.url, out), tmp_path)])
     assert index.read_bytes().splitlines(keepends=True)[-1] == last
+    assert (out / row["html_path"]).read_bytes() == html   # the row's files kept for it
     assert b"never-acknowledged" not in index.read_bytes()
+    assert not any(path.exists() for path in stray)   # no file that no row points at
     assert (out / STATE_DIR / AHEAD_FILE).read_text(encoding="utf-8") == ""   # it left cleanly
     fetch = [line for line in (out / "trace.log").read_text().splitlines()
              if line.split(" ")[1:4] == ["FETCH", str(row["level"]), str(row["id"])]]
