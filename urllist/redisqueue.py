@@ -90,8 +90,8 @@ of the worker's crawl loop go together too: an acknowledgement waits for
 the loop's next ``pop``. A chain may run past the worker's free threads,
 to CHAIN_URLS URLs: under one slot the host's pages go one after another
 whoever holds it, so the length costs no speed, and a dead worker's chain
-is fetched again as any reclaimed lease is. At a delay no chain is leased: there the host's pages/s are
-bounded by politeness, not Redis, and holding acknowledgements back for a
+is fetched again as any reclaimed lease is. At a delay no chain is leased:
+there the host's pages/s are bounded by politeness, not Redis, and holding acknowledgements back for a
 chain's intervals would hold the level barrier back too.
 
 Exact levels: the open level closes when every URL of it is acknowledged
@@ -219,8 +219,8 @@ AHEAD_MS = 100             # a lease takes a host's slot this long before it may
 # A chain (a host of one slot and no interval) may run past the worker's free
 # threads up to this many URLs: its pages go one after another under the one
 # slot whoever holds it, so a longer chain costs no speed, only what a dead
-# worker's lease holds (refetched); and each sync costs about as much as 5-8 pages'
-# share of it (benchmarks/RESULTS.md, "Longer chains").
+# worker's lease holds (refetched); and a sync costs Redis nearly as much with
+# 5 pages as with 10 (benchmarks/RESULTS.md, "issue 25 closing, chains of 16").
 CHAIN_URLS = 16
 HOLD_ACKS_SECONDS = 0.25   # a page's acknowledgement waits this long for its chain's others, at most
 # A request slot given back waits for the page's acknowledgement (to share its
@@ -600,7 +600,8 @@ local function offers_written()
   for level, hosts in pairs(QUEUED.hosts) do
     if level == open_level() + 1 then   -- a host's open-level URLs go first (requeued lowers this)
       for i = 2, #hosts, 2 do
-        if redis.call('EXISTS', p .. 'q:' .. (level - 1) .. ':' .. hosts[i]) == 1 then hosts[i - 1] = INF end
+        local open = p .. 'q:' .. (level - 1) .. ':' .. hosts[i]
+        if redis.call('EXISTS', open) == 1 then hosts[i - 1] = INF end
       end
     end
     redis.call('ZADD', p .. 'ready:' .. level, 'NX', unpack(hosts))
