@@ -216,20 +216,23 @@ def load_previous(out: Path, max_depth: int = 0, pending: frozenset = frozenset(
     those rows; with ``max_depth``, the ids of the pages at that depth.
     ``pending``: pages whose rows are not in index.csv but may be committed
     (a shared crawl's worker learns which from Redis when it joins): their
-    files stay until then (remove_page_files)."""
+    files, edges.csv lines, extracted rows and WARC records stay (those of
+    a page Redis did not take are then a ghost, which a merge passes over;
+    its files go at the join, remove_page_files)."""
     cut_torn_line(out / "index.csv")
     done, deepest = set(), set()
     for row in committed_rows(out):
         done.add(int(row["id"]))
         if max_depth and row["level"] == str(max_depth) and not row["duplicate_of"]:
             deepest.add(int(row["id"]))
-    _keep_edges_of(out / "edges.csv", done)
-    remove_page_files(out, lambda item_id: item_id not in done and item_id not in pending)
-    keep_extracted_rows_of(out, done)
+    kept = done | pending
+    _keep_edges_of(out / "edges.csv", kept)
+    remove_page_files(out, lambda item_id: item_id not in kept)
+    keep_extracted_rows_of(out, kept)
     warc_responses: dict = {}
     if (out / WARC_FILE).exists():
         from controller.warc import trim   # warcio: loaded only for --warc crawls
-        trim(out / WARC_FILE, done, warc_responses)
+        trim(out / WARC_FILE, kept, warc_responses)
     return PreviousCrawl(out, done, warc_responses, deepest, frozenset(pending))
 
 

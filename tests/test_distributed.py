@@ -464,7 +464,8 @@ def test_a_row_committed_but_not_written_is_written_when_the_worker_comes_back(
     them; the same worker, started again, writes it. A row in the write-ahead
     whose page Redis never took (killed before the acknowledgement) is not
     written, nor are its files kept: another worker fetches that URL again.
-    The written row's page files are kept through the restart."""
+    The written row's page files and edges.csv lines are kept through the
+    restart."""
     from controller.resume import STATE_DIR
     from controller.shared import default_worker_id
     from controller.wiring import AHEAD_FILE
@@ -488,6 +489,9 @@ def test_a_row_committed_but_not_written_is_written_when_the_worker_comes_back(
     finish([start(worker(redis_server.url, out), tmp_path)])
     assert index.read_bytes().splitlines(keepends=True)[-1] == last
     assert (out / row["html_path"]).read_bytes() == html   # the row's files kept for it
+    edges = [line for line in (out / "edges.csv").read_text(encoding="utf-8").splitlines()
+             if line.split(",", 1)[0] == str(row["id"])]
+    assert len(edges) == row["out_links"] > 0   # and its links, written before the commit
     assert b"never-acknowledged" not in index.read_bytes()
     assert not any(path.exists() for path in stray)   # no file that no row points at
     assert (out / STATE_DIR / AHEAD_FILE).read_text(encoding="utf-8") == ""   # it left cleanly
