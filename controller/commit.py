@@ -37,7 +37,7 @@ from controller.admission import trap_keys
 from controller.config import order_params
 from controller.digest import Digest, DigestJob
 from controller.localfailure import LocalFailure
-from controller.resume import JOURNAL_FILE, STATE_DIR, PreviousCrawl, beyond_depth, remove_page_files
+from controller.resume import JOURNAL_FILE, STATE_DIR, PreviousCrawl, beyond_depth, remove_files_of
 from controller.shared import WORKER_ID_FILE, announce, worker_stats
 from controller.stats import build_stats
 from controller.store import OutputError
@@ -501,8 +501,7 @@ class SharedCommit(Commit):
             crawl.trace.start(crawl.config.seeds)
         for item_id in sorted(set(rows) - self.local_ids):
             self._recover_row(*rows[item_id])
-        remove_page_files(crawl.config.out, lambda item_id: item_id in self.pending
-                          and item_id not in rows and item_id not in self.local_ids)
+        remove_files_of(crawl.config.out, self.pending - set(rows) - self.local_ids)
         for item_id in rows:
             crawl.frontier.written(item_id)
         crawl.tally.skipped["released-on-join"] += freed

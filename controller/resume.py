@@ -289,15 +289,25 @@ def beyond_depth(out: Path, deepest: set[int]):
                 yield row[2]
 
 
+PAGE_FILES = (("pages", ".html"), ("text", ".txt"))   # a page's files: folder, suffix
+
+
 def remove_page_files(out: Path, uncommitted) -> None:
     """pages/<id>.html and text/<id>.txt of the pages ``uncommitted(id)``
     says have no row: a parser process wrote them before a kill. The
     refetch writes them again; if it fails instead, no file should be left
     that no row points at."""
-    for folder, suffix in (("pages", ".html"), ("text", ".txt")):
+    for folder, suffix in PAGE_FILES:
         for path in (out / folder).glob(f"*{suffix}"):
             if path.stem.isdigit() and uncommitted(int(path.stem)):
                 path.unlink()
+
+
+def remove_files_of(out: Path, ids) -> None:
+    """The files of these pages, known to have no row (no scan of the folders)."""
+    for item_id in ids:
+        for folder, suffix in PAGE_FILES:
+            (out / folder / f"{item_id}{suffix}").unlink(missing_ok=True)
 
 
 def _remove(path: Path) -> None:

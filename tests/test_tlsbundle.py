@@ -18,9 +18,10 @@ def test_a_check_started_ahead_answers_as_one_in_line_and_once(tmp_path):
     assert tlsbundle.problem(str(bundle)) == ""
 
 
-def test_an_unreadable_bundle_and_no_bundle(tmp_path):
+def test_an_unreadable_bundle_and_which_variable_names_it(tmp_path):
     missing = str(tmp_path / "missing.pem")
     tlsbundle.check_ahead({"REQUESTS_CA_BUNDLE": missing})
     assert tlsbundle.problem(missing).startswith(f"{missing!r} cannot be read (")
-    tlsbundle.check_ahead({})   # none named: nothing to check
-    assert tlsbundle.tls_verification(True, "", {}) is True
+    named = {"SSL_CERT_FILE": "c", "CURL_CA_BUNDLE": "b", "REQUESTS_CA_BUNDLE": "a"}
+    assert tlsbundle.tls_verification(True, "", named) == "a"   # requests' own variable first
+    assert tlsbundle.tls_verification(True, "", {}) is True      # none: certifi's CAs
