@@ -116,7 +116,7 @@ def test_sigterm_with_a_delay_stops_within_one_request_not_workers_times_delay(s
 
     resumed = start_in_own_group(crawler(url, out, "--resume", "--delay", "0", "--per-host", "4",
                                          "--max-pages", str(len(before) + 20)))
-    assert resumed.wait(timeout=60) == 0
+    assert resumed.wait(timeout=60) == 0, resumed.stderr.read().decode(errors="replace")
     after = rows_of(out)
     assert len(after) == len(before) + 20 and before < {r["url"] for r in after}
 
