@@ -81,7 +81,7 @@ from .robots import (
 from .proxies import ProxyRules
 from .sniff import SNIFF_BYTES, binary_bytes, binary_text, looks_like_html
 from .tlsbundle import tls_verification
-from .transport import Transport
+from .transport import Transport, heard_ago
 
 CHUNK_BYTES = 64 * 1024
 # Bodies of redirects and error pages up to this size are read and thrown
@@ -518,28 +518,32 @@ class Fetcher:
         if wait is not None:
             self._gate.wait(wait)
 
-    def _take_slot(self, host: str) -> None:
+    def _take_slot(self, host: str) -> float:
         """A request slot on ``host``: the one the scheduler reserved, or the
-        gate's (blocking, outside a scheduled fetch), or _NotNow."""
+        gate's (blocking, outside a scheduled fetch), or _NotNow. Returns
+        the seconds the request is to be held before it leaves (a slot
+        reserved ahead of its time: ``PolitenessGate.started``)."""
         slots = self._local.slots
         if slots is not None and slots.reserved == host:
             slots.reserved = None
-            self._gate.started(host)
-        elif slots is None or slots.may_wait:
+            return self._gate.started(host) or 0.0
+        if slots is None or slots.may_wait:
             self._gate.acquire(host)
         elif not self._gate.try_start(host):
             raise _NotNow()
+        return 0.0
 
     def _request(self, url: str) -> _Hop:
         """One politeness-gated GET of ``url``, its body read if it is HTML."""
         host = host_key(url)
-        self._take_slot(host)
+        hold = self._take_slot(host)
         try:
-            deadline = time.monotonic() + self._config.timeout
-            sent, seen = self._gate.clock(), None
+            deadline = time.monotonic() + hold + self._config.timeout
+            sent, seen, heard = self._gate.clock() + hold, None, None
             try:
                 ask = self._local.ask
-                response = self._transport.get(url, ask and ask.headers_for(url))
+                response = self._transport.get(url, ask and ask.headers_for(url), hold=hold)
+                heard = self._gate.clock() - heard_ago(response)
                 seen = Observation(self._gate.clock() - sent, response.status)
             except BlockedAddress as exc:
                 return _Hop(FetchResult(url=url, final_url=url, error=str(exc)))
@@ -548,8 +552,8 @@ class Fetcher:
                 seen = Observation(self._gate.clock() - sent, error_kind=_kind(error))
                 return _Hop(FetchResult(url=url, final_url=url, error=error))
             finally:
-                # the next request's interval counts from here too, as the policy sets it
-                self._gate.answered(host, seen)
+                # the next request's interval counts from the answer too, as the policy sets it
+                self._gate.answered(host, seen, heard)
             tap = self._tap(response)
             try:
                 hop = self._read(url, response, deadline, tap)
@@ -775,12 +779,13 @@ class Fetcher:
         500 KiB of a 2xx body, and where a redirect points; or the error that
         kept an answer from coming."""
         host = host_key(url)
-        self._take_slot(host)
-        sent, seen = self._gate.clock(), None
+        hold = self._take_slot(host)
+        sent, seen, heard = self._gate.clock() + hold, None, None
         try:
-            deadline = time.monotonic() + self._config.timeout
+            deadline = time.monotonic() + hold + self._config.timeout
             try:
-                response = self._transport.get(url)
+                response = self._transport.get(url, hold=hold)
+                heard = self._gate.clock() - heard_ago(response)
                 seen = Observation(self._gate.clock() - sent, response.status)
                 try:
                     return self._robots_answer(url, response, deadline)
@@ -796,7 +801,7 @@ class Fetcher:
             except _Failure as failure:
                 return _Hop(FetchResult(url=url, final_url=url, error=failure.error))
         finally:
-            self._gate.answered(host, seen)
+            self._gate.answered(host, seen, heard)
             self._gate.release(host)
 
     def _robots_answer(self, url: str, response: urllib3.BaseHTTPResponse, deadline: float) -> _Hop:

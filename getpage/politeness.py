@@ -101,11 +101,17 @@ class PolitenessGate:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] | None = None,
         policy: FixedPolicy | None = None,
+        lead: float = 0.0,
     ) -> None:
-        if delay < 0 or per_host < 1:
-            raise ValueError(f"need delay >= 0 and per_host >= 1, got {delay}, {per_host}")
+        if delay < 0 or per_host < 1 or lead < 0:
+            raise ValueError(f"need delay >= 0, per_host >= 1 and lead >= 0, got {delay}, {per_host}, {lead}")
         self.policy = policy or FixedPolicy(delay, per_host)
         self._clock = clock
+        # A scheduler may hand a host out this much before its time (ready_at,
+        # try_start); the request is then held until the time (``started``), so
+        # that waking the loop, handing the URL to a thread and building the
+        # request happen before it instead of being added to every interval.
+        self._lead = lead
         self._cancelled = threading.Event()
         # The real wait is the cancel event's, so cancel() cuts it short.
         self._sleep = sleep or self._cancelled.wait
@@ -128,47 +134,55 @@ class PolitenessGate:
             self.wait(wait)
 
     def ready_at(self, host: str) -> float:
-        """When ``host`` may start its next request, on this gate's clock:
-        the later of its interval and any hold-off; ``inf`` while its slots
-        are all in flight (the time is known only once one is released).
-        Never blocks: this is what a scheduler asks."""
+        """When ``host`` may be handed out for its next request, on this
+        gate's clock: the later of its interval and any hold-off, less the
+        lead; ``inf`` while its slots are all in flight (the time is known
+        only once one is released). Never blocks: this is what a scheduler asks."""
         with self._lock:
             state = self._hosts.get(host)
             if state is None:
                 return float("-inf")
-            return self._ready_at(state)
+            return self._ready_at(state) - self._lead
 
     def try_start(self, host: str, now: float | None = None) -> bool:
-        """Take one of ``host``'s slots if it may start now (the request then
-        counts as started, and must be ``release``d); False, taking nothing,
-        if not. Never blocks."""
+        """Take one of ``host``'s slots if it may be handed out at ``now``
+        (its request then counts as started at its time, and must be
+        ``release``d); False, taking nothing, if not. Never blocks."""
         with self._lock:
             state = self._state(host)
-            now = self._clock() if now is None else now
-            if self._cancelled.is_set() or self._ready_at(state) > now:
+            clock = self._clock()
+            now = clock if now is None else now
+            ready = self._ready_at(state)
+            if self._cancelled.is_set() or ready - self._lead > now:
                 return False
-            self._start(state, now)
+            self._start(state, max(ready, min(now, clock)))
             return True
 
-    def started(self, host: str) -> None:
-        """The request on a slot taken earlier (``try_start``) is being sent
-        now: the interval counts from here, so the time between the
+    def started(self, host: str) -> float:
+        """The request on a slot taken earlier (``try_start``) is about to
+        be sent: the seconds to hold it until its time (0.0: none). The
+        interval counts from the send too, so the time between the
         reservation and the send (a thread waking, a connection opening) is
         not taken off the next request's wait."""
         with self._lock:
             state = self._state(host)
-            state.last_start = max(state.last_start or float("-inf"), self._clock())
+            now = self._clock()
+            state.last_start = max(state.last_start or float("-inf"), now)
+            return state.last_start - now
 
-    def answered(self, host: str, seen: Observation | None = None) -> None:
+    def answered(self, host: str, seen: Observation | None = None, at: float | None = None) -> None:
         """The server answered the request on one of host's slots (or it
-        failed): the interval counts from here too. A request stamped at
-        ``started`` can leave the machine later (a thread held up, a
+        failed): the interval counts from the answer too. A request stamped
+        at ``started`` can leave the machine later (a thread held up, a
         connection opening), unseen by this clock; the answer never comes
         before the server had the request, so the server sees the interval.
+        ``at``: when the answer's first byte came (this clock's time; None:
+        now), so that parsing its head is not added to every interval.
         ``seen``: how the answer went, for the policy to set the interval."""
         with self._lock:
             state = self._state(host)
-            state.last_start = max(state.last_start or float("-inf"), self._clock())
+            now = self._clock()
+            state.last_start = max(state.last_start or float("-inf"), now if at is None else min(at, now))
             if seen is not None:
                 window = state.pace.window
                 seen = replace(seen, full=state.in_flight >= window)

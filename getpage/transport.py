@@ -73,6 +73,7 @@ import os
 import re
 import socket
 import threading
+import time
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -147,9 +148,12 @@ class Transport:
         self._pool_timeout = urllib3.Timeout(connect=timeout, read=timeout)
         self._pool_keys: dict[tuple, _Route] = {}
 
-    def get(self, url: str, headers: dict[str, str] | None = None) -> urllib3.BaseHTTPResponse:
+    def get(self, url: str, headers: dict[str, str] | None = None,
+            hold: float = 0.0) -> urllib3.BaseHTTPResponse:
         """GET ``url`` (absolute http(s), no fragment) with the session's
-        headers and ``headers``; the response's body is unread.
+        headers and ``headers``; the response's body is unread. ``hold``:
+        seconds from now before the request's first byte may leave (it is
+        built meanwhile).
 
         Read the body from the response (``read1``), then ``close`` it and
         ``release_conn`` it. Raises what requests or urllib3 raise for
@@ -158,9 +162,13 @@ class Transport:
         With an ``identity``, its headers, cookies and credentials go along
         (see ``identity``); without one, nothing is added.
         """
-        if self._identity is not None:
-            return self._identity.get(self._send, url, headers)
-        return self._send(url, headers)
+        _held.until = time.monotonic() + hold if hold > 0 else None
+        try:
+            if self._identity is not None:
+                return self._identity.get(self._send, url, headers)
+            return self._send(url, headers)
+        finally:
+            _held.until = None
 
     def _send(self, url: str, headers: dict[str, str] | None = None) -> urllib3.BaseHTTPResponse:
         """One GET as ``get`` describes it, with exactly ``headers`` added."""
@@ -443,10 +451,13 @@ class _StaleConnection(Exception):
 class _FirstByteResponse(http.client.HTTPResponse):
     """http.client's response, which waits for the answer's first byte
     before parsing, so that a connection that ended before any byte can be
-    told from one cut off in the middle (which is never sent again).
+    told from one cut off in the middle (which is never sent again), and
+    notes when that byte came (``heard_ago``).
 
     No extra read: the byte is peeked into the buffer the status line is
     then read from."""
+
+    first_byte_at: float | None = None   # time.monotonic()
 
     def begin(self) -> None:
         try:
@@ -456,14 +467,29 @@ class _FirstByteResponse(http.client.HTTPResponse):
         if not received:
             raise _Unanswered() from http.client.RemoteDisconnected(
                 "Remote end closed connection without response")
+        self.first_byte_at = time.monotonic()
         super().begin()
+
+
+def heard_ago(response: urllib3.BaseHTTPResponse) -> float:
+    """Seconds since the first byte of ``response`` arrived (0.0 if unknown):
+    the earliest moment the server is known to have had the request, before
+    the status line and headers were parsed."""
+    first = getattr(getattr(response, "_original_response", None), "first_byte_at", None)
+    return 0.0 if first is None else max(0.0, time.monotonic() - first)
+
+
+# Set by Transport.get for the request being made in this thread: the
+# time.monotonic() before which its first byte may not leave (None: now).
+_held = threading.local()
 
 
 class _ReuseAwareConnection:
     """Mixin for urllib3 connections: an idempotent request that got nothing
     back on a connection that had already carried a response raises
     ``_StaleConnection``; any other request, and any request on a new
-    connection, the failure as it was."""
+    connection, the failure as it was. Its first ``send`` waits for the
+    hold Transport.get was given (a new connection opens after it)."""
 
     _method: str   # http.client's: the method of the request being sent
 
@@ -473,6 +499,15 @@ class _ReuseAwareConnection:
     def connect(self) -> None:
         self._answered = 0
         super().connect()  # type: ignore[misc]
+
+    def send(self, data) -> None:
+        until = getattr(_held, "until", None)
+        if until is not None:
+            _held.until = None
+            pause = until - time.monotonic()
+            if pause > 0:
+                time.sleep(pause)
+        super().send(data)  # type: ignore[misc]
 
     def getresponse(self) -> urllib3.response.HTTPResponse:
         reused = self._answered > 0

@@ -1,10 +1,14 @@
 """The per-host politeness gate: unit tests on a fake clock, and real servers
 that record when requests arrive and how many are in flight at once."""
 import threading
+import time as real_time
 
 import pytest
 from getpage_stub import FakeTime, StubServer, local_config, page, send
 
+from controller import wiring
+from controller.config import CrawlConfig
+from controller.engine import Crawl
 from getpage import Fetcher
 from getpage.politeness import Cancelled, PolitenessGate, host_key
 
@@ -237,6 +241,39 @@ def test_hold_off_delays_the_next_request_to_that_host_only():
     assert time.sleeps == [pytest.approx(5.0)]
 
 
+def test_a_host_may_be_handed_out_a_lead_early_and_its_request_is_held_until_its_time():
+    time = FakeTime(100.0)
+    gate = PolitenessGate(1.0, 1, clock=time.clock, sleep=time.sleep, lead=0.01)
+    assert gate.try_start("a:80") and gate.started("a:80") == 0.0   # the first: no wait
+    gate.release("a:80")
+    assert gate.ready_at("a:80") == pytest.approx(100.99)   # its time, 101.0, less the lead
+    time.now = 100.985
+    assert not gate.try_start("a:80", time.now)              # earlier than the lead
+    time.now = 100.992
+    assert gate.try_start("a:80", time.now)
+    time.now = 100.995                                       # the request is built meanwhile
+    assert gate.started("a:80") == pytest.approx(0.005)      # held until 101.0
+    gate.release("a:80")
+    assert gate.ready_at("a:80") == pytest.approx(101.99)    # a delay from its time
+    time.now = 103.0                                         # handed out late: no hold
+    assert gate.try_start("a:80", time.now) and gate.started("a:80") == 0.0
+
+
+def test_the_interval_counts_from_the_first_byte_of_the_answer():
+    time = FakeTime(100.0)
+    gate = PolitenessGate(1.0, 1, clock=time.clock, sleep=time.sleep)
+    gate.acquire("a:80")
+    time.now = 100.5                   # its head parsed, half a second after the first byte
+    gate.answered("a:80", at=100.2)
+    gate.release("a:80")
+    assert gate.ready_at("a:80") == pytest.approx(101.2)
+    gate.acquire("a:80")
+    time.now = 101.5
+    gate.answered("a:80", at=102.0)    # never later than now
+    gate.release("a:80")
+    assert gate.ready_at("a:80") == pytest.approx(102.5)
+
+
 def test_hold_off_only_ever_gets_longer():
     time = FakeTime(100.0)
     gate = PolitenessGate(0.0, 1, clock=time.clock, sleep=time.sleep)
@@ -311,3 +348,39 @@ def test_a_fetch_waiting_for_its_host_comes_back_cancelled_unsent(server):
     assert not thread.is_alive()
     assert results[0].cancelled and results[0].error.startswith("cancelled:")
     assert server.paths() == ["/p0"]
+
+
+def test_hosts_handed_out_early_still_reach_the_server_a_delay_apart(server, tmp_path, monkeypatch):
+    """The loop hands a host out HAND_OUT_LEAD before its time and GetPage
+    holds the request at the socket until then: with a lead of 0.15 s, a
+    request sent when it is handed out would arrive 0.15 s early."""
+    monkeypatch.setattr(wiring, "HAND_OUT_LEAD", 0.15)
+    server.routes["/"] = page("".join(f'<a href="/p{n}">{n}</a>' for n in range(6)))
+    Crawl(CrawlConfig(seeds=(server.url("/"),), out=tmp_path / "out", delay=0.25, max_depth=1,
+                      max_pages=0, progress=False)).run()
+    assert server.paths() == ["/robots.txt", "/", *(f"/p{n}" for n in range(6))]
+    assert all(gap >= 0.25 - LATENCY_SLACK for gap in gaps(server)), gaps(server)
+
+
+def slow_head(stall):
+    """A route whose answer's first line comes at once and the rest of its
+    head ``stall`` seconds later: the server answered, then took its time."""
+    def route(handler):
+        handler.wfile.write(b"HTTP/1.1 200 OK\r\n")
+        handler.wfile.flush()
+        real_time.sleep(stall)
+        body = b"<html>slow head</html>"
+        handler.wfile.write(b"Content-Type: text/html\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+    return route
+
+
+def test_a_slow_head_is_not_added_to_the_interval(server):
+    """The next request may start a delay after the answer's first byte: by
+    then the server had the request. Counting from the end of the head (0.3 s
+    later) would add the stall to the interval."""
+    server.routes["/p0"] = slow_head(0.3)
+    with Fetcher(local_config(UA, delay=0.2, obey_robots=False)) as fetcher:
+        assert fetcher.fetch(server.url("/p0")).ok
+        assert fetcher.fetch(server.url("/p1")).ok
+    (gap,) = gaps(server)
+    assert 0.3 <= gap < 0.45, gap   # sent once the slow answer was read, not 0.2 s after it

@@ -2423,8 +2423,8 @@ class RedisGate:
                            "held_off": self._held_off[host]}
                     for host, (pace, _) in self._paces.items()}
 
-    def answered(self, host: str, seen=None) -> None:
-        """The interval counts from the slot's release, later still, so only
+    def answered(self, host: str, seen=None, at: float | None = None) -> None:
+        """The interval counts from the slot's release, later still (``at`` adds nothing), so only
         the policy may have something to tell Redis: the host's new interval
         and window, in one call and only when they change (most answers
         change neither: a steady host's stay put). The worker that saw the
