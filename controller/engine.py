@@ -67,6 +67,9 @@ from urllist import QueuedUrl
 from urllist.journal import QueueJournal
 
 POLL_SECONDS = 0.25  # how often the loop looks at stop requests while waiting
+# The parser processes start once no request is in flight and none is due
+# for this long (Crawl._start_parsers): ~5 ms of the loop's to spawn them.
+SPAWN_QUIET_SECONDS = 0.02
 PROGRESS_SECONDS = 0.2  # a progress display is updated at most this often
 PACE_SECONDS = 1.0      # how often the hosts' paces are looked at for a progress note
 PACE_NOTES = 5          # hosts named for their Crawl-delay, at most
@@ -168,6 +171,7 @@ class Crawl:
         self.started = 0.0
         self.sitemap_stats: dict | None = None   # what --sitemaps / --sitemap found
         self.parsers: DigestPool | None = None
+        self._read_here = False   # a page was read in a fetch thread (no parser had started)
         # fetching or digesting: future -> (item, its Visit once fetched, fetched ahead?)
         self._in_flight: dict[Future, tuple[QueuedUrl, Visit | None, bool]] = {}
         self._done: SimpleQueue[Future | None] = SimpleQueue()   # futures that finished
@@ -225,11 +229,6 @@ class Crawl:
         (getpage's contract), so an OSError here is this machine's."""
         try:
             self.admission.begin()
-            # The first requests go before the parser processes are spawned
-            # (~10 ms): until one has started, pages are read in the fetch threads.
-            self._hand_out(fetchers)
-            self.parsers = (DigestPool(self.digester, self.config.processes)
-                            if self.config.processes else None)
             self._loop(fetchers)
         except OSError as exc:
             self._failed_locally(exc)
@@ -249,6 +248,7 @@ class Crawl:
             self._adopt()           # URLs a shared crawl's frontier gave this worker, fetched ahead
             self._commit_parked()   # the open level may have closed elsewhere (a shared crawl)
             self._report_progress()
+            self._start_parsers()
             for future in _finished(self._done, self._wait_seconds()):
                 item, visit, ahead = self._in_flight.pop(future)
                 fetch_ended = visit is None
@@ -259,6 +259,20 @@ class Crawl:
                     self._dispatch(item, visit)
                 self._adopt()
                 self._hand_out_due(fetchers)
+
+    def _start_parsers(self) -> None:
+        """The parser processes start at the loop's first quiet moment, after
+        the first requests: a process's start (an interpreter and its
+        imports, a tenth of a second of a core) slowed them, and the servers
+        answering them, on a machine of two cores. Quiet: nothing in flight
+        and no host due for SPAWN_QUIET_SECONDS; or pages coming in (until a
+        parser has started, they are read in the fetch threads)."""
+        if self.parsers is not None or not self.config.processes:
+            return
+        now = self.gate.clock()
+        due = self.frontier.next_ready(now)
+        if self._read_here or (not self._in_flight and (due is None or due - now >= SPAWN_QUIET_SECONDS)):
+            self.parsers = DigestPool(self.digester, self.config.processes)
 
     def _hand_out_due(self, fetchers: ThreadPoolExecutor) -> None:
         """A host whose time came while pages were being recorded goes now,
@@ -384,6 +398,7 @@ class Crawl:
         # the links of the seeds decide when their hosts' next requests can go.
         if not (self.parsers and self.parsers.started) and self.commit.wants_digest(item, visit):
             visit = replace(visit, digest=self.digester(self.commit.job(item, visit)))
+            self._read_here = True
         return visit
 
     def _cancel_waiting(self) -> None:
