@@ -29,12 +29,11 @@ per-host politeness clocks live in one place and stay exact.
 from __future__ import annotations
 
 import atexit
-import multiprocessing
 import os
 import signal
 import sys
 from collections import Counter
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -239,6 +238,9 @@ class DigestPool:
     """
 
     def __init__(self, digester: Digester, processes: int) -> None:
+        # Loaded here, at the loop's first quiet moment, not before the first requests.
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
         context = multiprocessing.get_context("spawn")
         with _stop_signals_blocked():
             self._pool = ProcessPoolExecutor(processes, mp_context=context,
@@ -335,6 +337,7 @@ def _die_with_parent() -> None:
     # A parent that died while this worker started (the crawl reads its
     # first pages itself meanwhile, so it may be killed by then) sent no
     # signal: the worker would wait for work forever.
+    import multiprocessing
     parent = multiprocessing.parent_process()
     if parent is not None and os.getppid() != parent.pid:
         os._exit(1)

@@ -44,8 +44,9 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from concurrent.futures import Future, ThreadPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+# BrokenExecutor, not process.BrokenProcessPool: the parser pool's module
+# (and multiprocessing) loads only when the pool starts.
+from concurrent.futures import BrokenExecutor, Future, ThreadPoolExecutor
 from queue import Empty, SimpleQueue
 from dataclasses import dataclass, replace
 
@@ -432,7 +433,7 @@ class Crawl:
             return None if visit.result.cancelled else visit
         try:
             digest = future.result()
-        except BrokenProcessPool as exc:
+        except BrokenExecutor as exc:
             self._parsers_broke(exc)
             return None
         except OSError:            # its files could not be saved: this machine's failure
@@ -544,10 +545,10 @@ class Crawl:
             return
         try:
             self._track(self.parsers.submit(self.commit.job(item, visit)), item, visit, ahead)
-        except BrokenProcessPool as exc:
+        except BrokenExecutor as exc:
             self._parsers_broke(exc)
 
-    def _parsers_broke(self, exc: BrokenProcessPool) -> None:
+    def _parsers_broke(self, exc: BrokenExecutor) -> None:
         """A parser process died (killed, out of memory): every page it and
         the other parsers held is lost to this run, not to the crawl."""
         self.parser_failure = self.parser_failure or f"{type(exc).__name__}: {exc}"
