@@ -316,7 +316,9 @@ def _start_worker(digester: Digester) -> None:
     _die_with_parent()
     # Once the pool lets it go, multiprocessing has done its own cleanup and
     # the interpreter would free every module the digest loaded (~20 ms
-    # that the crawl's end waits for); this process holds no open file.
+    # that the crawl's end waits for); this process holds no open file. (The
+    # status is then 0 whatever it was: the pool tells a dead worker by its
+    # process handle, not by its status.)
     atexit.register(os._exit, 0)
 
 

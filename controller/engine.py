@@ -268,7 +268,7 @@ class Crawl:
         answering them, on a machine of two cores. Quiet: nothing in flight
         and no host due for SPAWN_QUIET_SECONDS; or pages coming in (until a
         parser has started, they are read in the fetch threads)."""
-        if self.parsers is not None or not self.config.processes:
+        if self.parsers is not None or not self.config.processes or self.stop_reason:
             return
         now = self.gate.clock()
         due = self.frontier.next_ready(now)

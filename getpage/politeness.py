@@ -142,18 +142,21 @@ class PolitenessGate:
             state = self._hosts.get(host)
             if state is None:
                 return float("-inf")
-            return self._ready_at(state) - self._lead
+            return self._ready_at(state) - self._lead_of(state)
 
     def try_start(self, host: str, now: float | None = None) -> bool:
-        """Take one of ``host``'s slots if it may be handed out at ``now``
-        (its request then counts as started at its time, and must be
-        ``release``d); False, taking nothing, if not. Never blocks."""
+        """Take one of ``host``'s slots if it may start now (its request then
+        counts as started, and must be ``release``d); False, taking
+        nothing, if not. Never blocks. A scheduler passes ``now`` and may
+        take the slot up to the lead early: the request counts as started
+        at its time and is held until then (``started``)."""
         with self._lock:
             state = self._state(host)
             clock = self._clock()
+            lead = 0.0 if now is None else self._lead_of(state)
             now = clock if now is None else now
             ready = self._ready_at(state)
-            if self._cancelled.is_set() or ready - self._lead > now:
+            if self._cancelled.is_set() or ready - lead > now:
                 return False
             self._start(state, max(ready, min(now, clock)))
             return True
@@ -192,6 +195,12 @@ class PolitenessGate:
 
     def clock(self) -> float:
         return self._clock()
+
+    def _lead_of(self, state: _Host) -> float:
+        """The lead, for a host of one slot: ``started`` holds a request
+        until the host's last start, which is that request's own only while
+        no second slot can be taken meanwhile."""
+        return self._lead if state.pace.window == 1 else 0.0
 
     def _ready_at(self, state: _Host) -> float:
         return slot_ready_at(state.in_flight, state.pace.window, state.last_start,

@@ -406,10 +406,9 @@ class _RecordingConnection:
     def putrequest(self, method: str, url: str, skip_host: bool = False,
                    skip_accept_encoding: bool = False) -> None:
         self._sent_headers: list[tuple[str, str]] = []
-        sent_at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         super().putrequest(method, url, skip_host=skip_host,  # type: ignore[misc]
                            skip_accept_encoding=skip_accept_encoding)
-        self._pending = (method, url, sent_at)
+        self._pending = (method, url)
 
     def putheader(self, header: str | bytes, *values: object) -> None:
         super().putheader(header, *values)  # type: ignore[misc]
@@ -421,9 +420,11 @@ class _RecordingConnection:
 
     def endheaders(self, *args: object, **kwargs: object) -> None:
         self.sent_request = None
-        # Sending may open the socket, and with it fix the address.
+        # Sending may open the socket, and with it fix the address; it may
+        # also wait out a hold (Transport.get): the time is taken once sent.
         super().endheaders(*args, **kwargs)  # type: ignore[misc]
-        method, target, sent_at = self._pending
+        sent_at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        method, target = self._pending
         self.sent_request = SentRequest(method, target, self._http_vsn_str,
                                         tuple(self._sent_headers), self.address, sent_at)
 
@@ -489,7 +490,8 @@ class _ReuseAwareConnection:
     back on a connection that had already carried a response raises
     ``_StaleConnection``; any other request, and any request on a new
     connection, the failure as it was. Its first ``send`` waits for the
-    hold Transport.get was given (a new connection opens after it)."""
+    hold Transport.get was given (a new plain connection opens after it;
+    urllib3 opens an HTTPS one, its TLS handshake too, before)."""
 
     _method: str   # http.client's: the method of the request being sent
 

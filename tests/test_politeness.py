@@ -250,6 +250,7 @@ def test_a_host_may_be_handed_out_a_lead_early_and_its_request_is_held_until_its
     time.now = 100.985
     assert not gate.try_start("a:80", time.now)              # earlier than the lead
     time.now = 100.992
+    assert not gate.try_start("a:80")   # a fetch that sends at once gets no lead
     assert gate.try_start("a:80", time.now)
     time.now = 100.995                                       # the request is built meanwhile
     assert gate.started("a:80") == pytest.approx(0.005)      # held until 101.0
@@ -257,6 +258,17 @@ def test_a_host_may_be_handed_out_a_lead_early_and_its_request_is_held_until_its
     assert gate.ready_at("a:80") == pytest.approx(101.99)    # a delay from its time
     time.now = 103.0                                         # handed out late: no hold
     assert gate.try_start("a:80", time.now) and gate.started("a:80") == 0.0
+
+
+def test_a_host_of_two_slots_gets_no_lead():
+    """Its second slot could be taken before the first request is held:
+    both would then be held until the same, later, time."""
+    time = FakeTime(100.0)
+    gate = PolitenessGate(1.0, 2, clock=time.clock, sleep=time.sleep, lead=0.01)
+    assert gate.try_start("a:80", time.now)
+    assert gate.ready_at("a:80") == pytest.approx(101.0)
+    time.now = 100.995
+    assert not gate.try_start("a:80", time.now)
 
 
 def test_the_interval_counts_from_the_first_byte_of_the_answer():
