@@ -86,6 +86,7 @@ class Options:
     timeout_s: float = 600.0         # per run; the run is killed after it
     keep_output: bool = False        # keep each run's output directory
     shared_workers: int = 3          # worker processes of ours-shared
+    warmup: int = 0                  # unmeasured runs of each peer before the rounds (warm_up)
 
 
 @dataclass(frozen=True)
@@ -289,6 +290,19 @@ def _record(peer, setting, sites, round_no, measured, entries, out) -> PoliteRun
         slots=scrapy_slots(out) if peer.name.startswith("scrapy") else None)
 
 
+def warm_up(peers, server: Nginx, sites: SiteSet, setting: Setting, options: Options, work: Path,
+            progress) -> None:
+    """Run each peer ``options.warmup`` times, unmeasured. The first run after
+    a while reads the interpreter's and the libraries' files from disk
+    (0.1 s more of start-up after `drop_caches` here, and this VM's memory
+    reclaim empties the page cache between sessions): it would count against
+    whichever peer goes first in the first round."""
+    for n in range(options.warmup):
+        for peer in peers:
+            run_one(peer, server, sites, setting, options, work / "runs" / f"warmup-{peer.name}", 0)
+            progress(f"warm-up {n + 1}/{options.warmup} {peer.name}: done (not measured)")
+
+
 def measure(setting: Setting, options: Options, work: Path, source: Path | None = None,
             progress=lambda line: None) -> tuple[SiteSet, list[PoliteRun]]:
     """Generate the setting's sites, serve them, and run every peer `rounds` times, interleaved."""
@@ -298,6 +312,7 @@ def measure(setting: Setting, options: Options, work: Path, source: Path | None 
     peers = [make_peer(name, setting.delay_s, options, source) for name in options.peers]
     records = []
     with Nginx({site.address: sites.root(site) for site in sites.sites}) as server:
+        warm_up(peers, server, sites, setting, options, work, progress)
         for round_no in range(1, setting.rounds + 1):
             for peer in peers:
                 run_dir = work / "runs" / f"polite-{setting.spec.site_count}-{peer.name}-{round_no}"
@@ -404,7 +419,10 @@ def run_options(command):
                      show_default=True),
         click.option("--timeout", type=click.FloatRange(min=1), default=600.0, show_default=True,
                      help="Seconds allowed per run."),
-        click.option("--keep-output", is_flag=True, help="Keep each run's output directory under --work/runs."))
+        click.option("--keep-output", is_flag=True, help="Keep each run's output directory under --work/runs."),
+        click.option("--warmup", type=click.IntRange(min=0), default=1, show_default=True,
+                     help="Unmeasured runs of each peer before the rounds (a cold page cache "
+                          "would count against the peer that goes first)."))
     for option in reversed(options):
         command = option(command)
     return command
@@ -437,14 +455,15 @@ def run_options(command):
               help="Store the result and rewrite RESULTS.md.")
 @run_options
 def main(sites, delay, shape, rounds, issue12, peers, shared_workers, ours_args, ours_commit,
-         scrapy_concurrency, label, name, save, work, results_dir, results_md, timeout, keep_output):
+         scrapy_concurrency, label, name, save, work, results_dir, results_md, timeout, keep_output, warmup):
     """Polite throughput: our crawler and Scrapy on many sites, one request per host, a fixed delay.
 
     Example: .venv/bin/python -m benchmarks.polite --sites 40 --delay 0.2 --rounds 2
     """
     settings = _settings(sites, delay, shape, rounds, issue12)
     options = Options(peers=_peer_names(peers), ours_args=ours_args, scrapy_concurrency=scrapy_concurrency,
-                      timeout_s=timeout, keep_output=keep_output, shared_workers=shared_workers)
+                      timeout_s=timeout, keep_output=keep_output, shared_workers=shared_workers,
+                      warmup=warmup)
     work.mkdir(parents=True, exist_ok=True)
     source, source_info = _ours_source(ours_commit, work)
     scrapy_version = peer_registry.ensure_scrapy() if any(p.startswith("scrapy") for p in options.peers) else ""

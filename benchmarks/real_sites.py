@@ -83,6 +83,7 @@ def measure(sites: SiteSet, setting: Setting, options: polite.Options, work: Pat
         peers.insert(1, replace(polite.make_peer("ours", setting.delay_s, options, against[1]), name=against[0]))
     runs = []
     with Nginx({site.address: sites.root(site) for site in sites.sites}) as server:
+        polite.warm_up(peers, server, sites, setting, options, work, progress)
         for round_no in range(1, setting.rounds + 1):
             for peer in peers:
                 run_dir = work / "runs" / f"real-sites-{peer.name}-{round_no}"
@@ -157,7 +158,7 @@ def _load_sites(generated: int, work: Path) -> tuple[SiteSet, str]:
 @click.option("--save/--no-save", default=True, show_default=True, help="Store the result and rewrite RESULTS.md.")
 @polite.run_options
 def main(generated, delay, rounds, peers, ours_args, ours_commit, against, label, name, save, work, results_dir,
-         results_md, timeout, keep_output):
+         results_md, timeout, keep_output, warmup):
     """The politeness bound on eight real documentation sites (or generated ones), with a timeline."""
     names = tuple(p.strip() for p in peers.split(",") if p.strip())
     if not names or any(p not in PEERS for p in names):
@@ -166,7 +167,8 @@ def main(generated, delay, rounds, peers, ours_args, ours_commit, against, label
     work.mkdir(parents=True, exist_ok=True)
     sites, what = _load_sites(generated, work)
     setting = Setting(sites.spec, delay, rounds, what)
-    options = polite.Options(peers=names, ours_args=ours_args, timeout_s=timeout, keep_output=keep_output)
+    options = polite.Options(peers=names, ours_args=ours_args, timeout_s=timeout, keep_output=keep_output,
+                             warmup=warmup)
     source, source_info = _ours_source(ours_commit, work)
     if against:
         other, other_info = _ours_source(against, work)

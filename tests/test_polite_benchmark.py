@@ -136,6 +136,10 @@ def test_the_harness_reports_what_the_access_log_shows(tmp_path):
     assert run["gaps"]["short"] == sum(1 for g in gaps if g < 18)
     assert run["pages"] == len(pages) and run["levels_exact"] is True
     assert "| 2 sites, own, delay 0.02 s | ours |" in (tmp_path / "RESULTS.md").read_text()
+    # one warm-up run came first, in the log but not among the runs
+    assert stored["options"]["warmup"] == 1 and [r["round"] for r in stored["runs"]] == [1]
+    warm = _log(work / "runs" / "warmup-ours" / "access.log")
+    assert len(warm) == len(log) and max(start for *_, start in warm) < min(start for *_, start in log)
 
 
 @needs_nginx
