@@ -32,6 +32,7 @@ import atexit
 import os
 import signal
 import sys
+import threading
 from collections import Counter
 from concurrent.futures import Future
 from contextlib import contextmanager, suppress
@@ -242,6 +243,7 @@ class DigestPool:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
         context = multiprocessing.get_context("spawn")
+        self._manager: threading.Thread | None = None   # the pool's, once stop() let it go
         with _stop_signals_blocked():
             self._pool = ProcessPoolExecutor(processes, mp_context=context,
                                              initializer=_start_worker, initargs=(digester,))
@@ -265,11 +267,19 @@ class DigestPool:
 
     def stop(self) -> None:
         """Tell the workers to end (what is queued is dropped), without waiting for them."""
+        # shutdown(wait=False) forgets the pool's manager thread, and a later
+        # shutdown(wait=True) then returns without waiting for it: kept for close().
+        self._manager = getattr(self._pool, "_executor_manager_thread", None) or self._manager
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     def close(self) -> None:
-        """Stop the workers and wait until they have ended."""
+        """Stop the workers and wait until they, and the pool's manager
+        thread, have ended. An exit while that thread still closes its pipe
+        races the pool module's own exit handler, which may write to the
+        pipe as it closes (EBADF, a traceback and exit status 1)."""
         self._pool.shutdown(wait=True, cancel_futures=True)
+        if self._manager is not None:
+            self._manager.join()
 
 
 # Sent to a whole process group by a terminal (Ctrl-C, a hang-up), timeout,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import pickle
 import random
+import threading
 
 import pytest
 from test_links import FRAGMENTS, LINK_CASES, ORDINARY_PAGES
@@ -256,3 +257,22 @@ def test_a_digester_with_a_topic_runs_in_a_parser_process(tmp_path) -> None:
         pool.close()
     assert in_process == digester(job)
     assert in_process.link_relevance and in_process.relevance is not None
+
+
+def test_a_stopped_pool_is_closed_only_once_its_manager_thread_has_ended(tmp_path):
+    """stop() lets the workers end while the crawl finishes its files; close()
+    must then still wait for the pool's manager thread: exiting while it
+    closes its pipe made the pool's own exit handler write to the closed
+    pipe (a traceback, exit status 1)."""
+    from concurrent.futures.process import _ExecutorManagerThread
+    for folder in ("pages", "text"):
+        (tmp_path / folder).mkdir()
+    digester = Digester(tmp_path, RULES, "lxml")
+    html = demo_html("/")
+    pool = DigestPool(digester, 1)
+    try:
+        pool.submit(DigestJob(1, ORIGIN + "/", html.encode("utf-8"), html)).result(timeout=60)
+        pool.stop()
+    finally:
+        pool.close()
+    assert not [t for t in threading.enumerate() if isinstance(t, _ExecutorManagerThread)]
