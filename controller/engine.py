@@ -270,10 +270,14 @@ class Crawl:
         parser has started, they are read in the fetch threads)."""
         if self.parsers is not None or not self.config.processes or self.stop_reason:
             return
-        now = self.gate.clock()
-        due = self.frontier.next_ready(now)
-        if self._read_here or (not self._in_flight and (due is None or due - now >= SPAWN_QUIET_SECONDS)):
-            self.parsers = DigestPool(self.digester, self.config.processes)
+        if not self._read_here:
+            if self._in_flight:
+                return
+            now = self.gate.clock()
+            due = self.frontier.next_ready(now)
+            if due is not None and due - now < SPAWN_QUIET_SECONDS:
+                return
+        self.parsers = DigestPool(self.digester, self.config.processes)
 
     def _hand_out_due(self, fetchers: ThreadPoolExecutor) -> None:
         """A host whose time came while pages were being recorded goes now,

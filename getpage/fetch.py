@@ -526,7 +526,7 @@ class Fetcher:
         slots = self._local.slots
         if slots is not None and slots.reserved == host:
             slots.reserved = None
-            return self._gate.started(host) or 0.0
+            return self._gate.started(host)
         if slots is None or slots.may_wait:
             self._gate.acquire(host)
         elif not self._gate.try_start(host):

@@ -2400,7 +2400,9 @@ class RedisGate:
     def ready_at(self, host: str) -> float:
         return self.clock() + self._op("ready", host) / 1000
 
-    def started(self, host: str) -> None:
+    def started(self, host: str) -> float:
+        """Nothing to hold: this gate hands no slot out before its time
+        (getpage.PolitenessGate.started)."""
         # With one request in flight per host the interval counts from the
         # end of the request (give_slot), which is never earlier than its
         # send: telling Redis about the send would cost a round trip a page
@@ -2412,6 +2414,7 @@ class RedisGate:
             # been taken for dead: a request on a slot reserved before that
             # could go out next to another worker's, so ask first (WorkerFenced).
             self._op("ready", host)
+        return 0.0
 
     def paces(self) -> dict[str, dict]:
         """Per host, as this worker last knew its record, and the requests it
